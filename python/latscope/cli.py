@@ -1,0 +1,155 @@
+"""The `latscope` command. Bad input: a message naming the value and what is allowed, exit 2."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from latscope import fit
+from latscope.results import ResultsError, load
+from latscope.run import LaunchError, run_program
+
+EXIT_USAGE = 2
+
+# Modules that add their own subcommands: each has add_parser(subparsers) and main(args) -> int.
+PLUGIN_MODULES = ["latscope.model_cli", "latscope.predict_cli"]
+
+
+def _launcher_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("launching")
+    g.add_argument("--np", type=int, default=None, help="ranks on this machine (default: 2)")
+    g.add_argument("--launcher", help="your own launcher line, e.g. 'srun -N 4 -n 64' (replaces mpiexec -n)")
+    g.add_argument("--hostfile", help="hostfile for mpiexec")
+    g.add_argument("--timeout", type=float, default=None, help="kill the run after this many seconds")
+
+
+def _pair(text: str) -> tuple[int, int]:
+    try:
+        i, j = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a pair: use I:J, e.g. 0:1") from None
+    return (i, j)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="latscope", description="MPI latency: measure, decompose, model, perturb.")
+    ap.add_argument("--version", action="version", version="latscope 0.1.0")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    b = sub.add_parser("bench", help="run a benchmark under MPI (options after the kind go to latscope-bench)")
+    bsub = b.add_subparsers(dest="kind", required=True)
+    bp = bsub.add_parser("p2p", help="point-to-point: pingpong, roundtrip, bandwidth, p2two",
+                         description="All options not listed here are passed to latscope-bench p2p "
+                                     "(see latscope-bench --help).")
+    _launcher_args(bp)
+
+    c = sub.add_parser("characterize", help="the main job: p2p sweep, Hockney fit, report.html")
+    _launcher_args(c)
+    c.add_argument("--out", default="results/characterize", help="output directory")
+    c.add_argument("--quick", action="store_true", help="fewer sizes and a shorter budget")
+    c.add_argument("--timer", default="monotonic", help="wtime, monotonic or tsc")
+
+    r = sub.add_parser("results", help="inspect results files")
+    rsub = r.add_subparsers(dest="rcmd", required=True)
+    rs = rsub.add_parser("summary", help="a table with automatic units")
+    rs.add_argument("files", nargs="+")
+
+    f = sub.add_parser("fit", help="fit models to results")
+    fsub = f.add_subparsers(dest="model", required=True)
+    fh = fsub.add_parser("hockney", help="alpha, beta with CIs (regression over sizes and two-roundtrip)")
+    fh.add_argument("file")
+    fh.add_argument("--method", choices=["regression", "two-roundtrip", "both"], default="both")
+    fh.add_argument("--pair", type=_pair, help="only this pair I:J")
+    fh.add_argument("--confidence", type=float, default=0.95)
+    fh.add_argument("--json", help="write the fits as a parameters file")
+
+    rp = sub.add_parser("report", help="build report.html from results files")
+    rp.add_argument("files", nargs="+")
+    rp.add_argument("--params", help="parameters file to include")
+    rp.add_argument("-o", "--out", default="report.html")
+
+    plugins = {}
+    for modname in PLUGIN_MODULES:
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
+        before = set(sub.choices)
+        mod.add_parser(sub)
+        for name in set(sub.choices) - before:
+            plugins[name] = mod
+    ap.set_defaults(_plugins=plugins)
+    return ap
+
+
+def _fail(msg: str) -> int:
+    print(f"latscope: error: {msg}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args, extra = ap.parse_known_args(argv)
+    if extra and not (args.cmd == "bench"):
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        if args.cmd in args._plugins:
+            return args._plugins[args.cmd].main(args)
+        if args.cmd == "bench":
+            if args.np is not None and args.np < 1:
+                return _fail(f"--np {args.np}: must be a positive number of ranks")
+            np_ = args.np if (args.np or args.launcher) else 2
+            cp = run_program("latscope-bench", [args.kind] + extra, np_, args.launcher, args.hostfile, args.timeout)
+            return cp.returncode
+        if args.cmd == "characterize":
+            from latscope import characterize
+            if args.np is not None and args.np < 1:
+                return _fail(f"--np {args.np}: must be a positive number of ranks")
+            return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, args.quick, args.timer)
+        if args.cmd == "results":
+            for fn in args.files:
+                res = load(fn)
+                print(f"# {fn}: {res.meta.get('op')} on {res.meta.get('ranks')} ranks, {res.meta.get('mpi_library')}")
+                print(res.summary().to_string(index=False) if not res.points.empty else "(no points)")
+            return 0
+        if args.cmd == "fit":
+            if not 0 < args.confidence < 1:
+                return _fail(f"--confidence {args.confidence}: must be in the open interval (0, 1)")
+            res = load(args.file)
+            fits = []
+            if args.method in ("regression", "both"):
+                fits.append(fit.hockney_regression(res, args.pair, args.confidence))
+            if args.method in ("two-roundtrip", "both"):
+                try:
+                    fits.append(fit.hockney_two_roundtrip(res, args.pair, args.confidence))
+                except fit.FitError as e:
+                    if args.method == "two-roundtrip":
+                        raise
+                    print(f"latscope: note: two-roundtrip skipped: {e}", file=sys.stderr)
+            for f in fits:
+                print(f"{f.method:14s} alpha = {f.alpha_s * 1e6:.4f} us  [{f.alpha_ci_s[0] * 1e6:.4f}, "
+                      f"{f.alpha_ci_s[1] * 1e6:.4f}]  beta = {f.beta_s_per_byte * 1e9:.5f} ns/B  "
+                      f"[{f.beta_ci_s_per_byte[0] * 1e9:.5f}, {f.beta_ci_s_per_byte[1] * 1e9:.5f}]  "
+                      f"({100 * f.confidence:g}% CI, {f.n_points} points)")
+            if args.json:
+                fit.write_params(fits, args.json)
+            return 0
+        if args.cmd == "report":
+            from latscope import report
+            params = json.loads(Path(args.params).read_text()) if args.params else {}
+            out = report.build([load(f) for f in args.files], Path(args.out), params)
+            print(out)
+            return 0
+    except (ResultsError, fit.FitError, ValueError) as e:
+        return _fail(str(e))
+    except FileNotFoundError as e:
+        return _fail(f"{e.filename}: no such file")
+    except LaunchError as e:
+        return _fail(str(e))
+    return _fail(f"unknown command {args.cmd}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

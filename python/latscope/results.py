@@ -1,0 +1,92 @@
+"""The results stream (docs/results-schema.md): JSON Lines, a metadata record then point records."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from latscope.units import fmt_size, fmt_time
+
+SCHEMA = "latscope.results/1"
+
+
+class ResultsError(ValueError):
+    """A results file that does not follow the schema."""
+
+
+@dataclass
+class Results:
+    """One run: its metadata and its points (one row per measured point)."""
+
+    meta: dict[str, Any]
+    points: pd.DataFrame
+    path: Path | None = None
+    raw: dict[int, list[float]] = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.points.copy()
+
+    def samples(self, index: int) -> list[float]:
+        """Raw samples of point `index` (present when the run used --raw)."""
+        if index not in self.raw:
+            raise KeyError(f"point {index} has no raw samples: rerun with --raw")
+        return self.raw[index]
+
+    def summary(self) -> pd.DataFrame:
+        """A table for people: auto units, one row per point."""
+        df = self.points
+        rows = []
+        for _, r in df.iterrows():
+            rows.append({
+                "op": r["op"],
+                "group": "->".join(str(g) for g in r["group"]),
+                "size": fmt_size(r["size_bytes"]),
+                "n": int(r["n"]),
+                "median": fmt_time(r["median_s"]),
+                "min": fmt_time(r["min_s"]),
+                "p99": fmt_time(r["p99_s"]),
+                "ci": "-" if pd.isna(r["rel_err"]) else f"±{100 * r['rel_err']:.1f}%",
+                "stop": r["stop_reason"],
+            })
+        return pd.DataFrame(rows)
+
+
+def load(path: str | Path) -> Results:
+    """Load a results file; raises ResultsError naming the line that breaks the schema."""
+    p = Path(path)
+    meta: dict[str, Any] | None = None
+    recs: list[dict[str, Any]] = []
+    raw: dict[int, list[float]] = {}
+    with p.open() as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                # a killed run can leave a partial last line: keep what was complete
+                if not f.readline():
+                    break
+                raise ResultsError(f"{p}:{lineno}: not JSON ({e.msg})") from None
+            kind = rec.get("type")
+            if lineno == 1 or meta is None:
+                if kind != "meta":
+                    raise ResultsError(f"{p}:{lineno}: the first record must be the metadata (type 'meta')")
+                if rec.get("schema") != SCHEMA:
+                    raise ResultsError(f"{p}:{lineno}: schema {rec.get('schema')!r}; this reader knows {SCHEMA!r}")
+                meta = rec
+                continue
+            if kind != "point":
+                raise ResultsError(f"{p}:{lineno}: unknown record type {kind!r}")
+            if "samples_s" in rec:
+                raw[len(recs)] = rec.pop("samples_s")
+            recs.append(rec)
+    if meta is None:
+        raise ResultsError(f"{p}: empty results file")
+    df = pd.DataFrame.from_records(recs)
+    if not df.empty:
+        df["pair"] = df["group"].map(lambda g: tuple(g))
+    return Results(meta=meta, points=df, path=p, raw=raw)

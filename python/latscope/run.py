@@ -1,0 +1,128 @@
+"""Launching latscope's C programs under mpiexec (the bundled MPICH by default, any MPI the user
+points at, or the user's own launcher line such as 'srun -N 4 -n 64')."""
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class LaunchError(RuntimeError):
+    """A program or MPI that cannot be found or started (message says which and where)."""
+
+
+def build_dir() -> Path:
+    return Path(os.environ.get("LATSCOPE_BUILD_DIR", REPO / "build"))
+
+
+def program(name: str) -> Path:
+    """Path of a built latscope executable (e.g. 'latscope-bench')."""
+    p = build_dir() / "bin" / name
+    if not p.exists():
+        raise LaunchError(f"{p} does not exist: build first (make build), or set LATSCOPE_BUILD_DIR")
+    return p
+
+
+def mpiexec_path() -> str:
+    for var in ("LATSCOPE_MPIEXEC", "MPIEXEC"):
+        if os.environ.get(var):
+            return os.environ[var]
+    venv = Path(sys.prefix) / "bin" / "mpiexec"
+    if venv.exists():
+        return str(venv)
+    found = shutil.which("mpiexec")
+    if not found:
+        raise LaunchError("no mpiexec: install the bundled MPI (make setup) or set MPIEXEC=/path/to/mpiexec")
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def mpi_flavor(mpiexec: str) -> str:
+    """'openmpi', 'mpich' or 'unknown', from the launcher's --version text."""
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
+        text = out.stdout + out.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    if "Open MPI" in text or "OpenRTE" in text or "prterun" in text.lower():
+        return "openmpi"
+    if "HYDRA" in text or "MPICH" in text or "hydra" in text:
+        return "mpich"
+    return "unknown"
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@dataclass
+class Launch:
+    """How to start np ranks: the argv prefix and the environment."""
+
+    prefix: list[str]
+    env: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+
+def launch(np_: int | None, launcher: str | None = None, hostfile: str | None = None) -> Launch:
+    """Build the launch line. A user launcher line is used as given (its own -n); otherwise
+    mpiexec -n np with settings that keep the MPI on shared memory and, when more ranks than
+    cores, make waiting ranks yield (DESIGN.md: oversubscription with busy polling is
+    pathological)."""
+    env = dict(os.environ)
+    warnings: list[str] = []
+    if launcher:
+        return Launch(shlex.split(launcher), env, warnings)
+    if np_ is None or np_ < 1:
+        raise ValueError(f"--np {np_}: must be a positive number of ranks")
+    mpiexec = mpiexec_path()
+    flavor = mpi_flavor(mpiexec)
+    prefix = [mpiexec]
+    over = hostfile is None and np_ > cores()
+    if over:
+        warnings.append(f"oversubscribed: {np_} ranks on {cores()} cores; waiting ranks are set to yield, "
+                        "and latencies include operating-system scheduling delays")
+    if flavor == "openmpi":
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        if hostfile is None:
+            prefix += ["--oversubscribe"]
+        if over:
+            prefix += ["--mca", "mpi_yield_when_idle", "1"]
+        if hostfile:
+            prefix += ["--hostfile", hostfile]
+    else:
+        if hostfile is None:
+            # stay on shared memory on one machine
+            env.setdefault("MPIR_CVAR_CH4_NETMOD", "ofi")
+            env.setdefault("FI_PROVIDER", "shm")
+        if over:
+            env.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
+        if hostfile:
+            prefix += ["-f", hostfile]
+    prefix += ["-n", str(np_)]
+    return Launch(prefix, env, warnings)
+
+
+def run_program(name: str, args: list[str], np_: int | None, launcher: str | None = None,
+                hostfile: str | None = None, timeout: float | None = None, quiet: bool = False,
+                capture: bool = False) -> subprocess.CompletedProcess:
+    """Run a latscope program under the launcher; stderr passes through (progress)."""
+    ln = launch(np_, launcher, hostfile)
+    if not quiet:
+        for w in ln.warnings:
+            print(f"latscope: warning: {w}", file=sys.stderr)
+    cmd = ln.prefix + [str(program(name))] + list(args)
+    return subprocess.run(cmd, env=ln.env, timeout=timeout, text=True,
+                          stdout=subprocess.PIPE if capture else None,
+                          stderr=subprocess.PIPE if capture else None)

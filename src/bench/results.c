@@ -1,0 +1,153 @@
+#include "latscope/results.h"
+#include "latscope/errors.h"
+#include "latscope/stats.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef LTS_GIT_SHA
+#define LTS_GIT_SHA "unknown"
+#endif
+
+static void policy_json(lts_json_t *j, const lts_rep_policy_t *p) {
+    lts_json_obj_begin(j, "rep_policy");
+    lts_json_int(j, "warmup", p->warmup);
+    lts_json_int(j, "min_reps", p->min_reps);
+    lts_json_int(j, "max_reps", p->max_reps);
+    lts_json_dbl(j, "confidence", p->confidence);
+    lts_json_dbl(j, "rel_err_target", p->rel_err);
+    if (p->budget_s > 0) lts_json_dbl(j, "budget_s", p->budget_s); else lts_json_null(j, "budget_s");
+    lts_json_str(j, "stop_rule", p->rule == LTS_STOP_MEAN ? "mean" : "median");
+    lts_json_bool(j, "fixed", p->min_reps == p->max_reps);
+    lts_json_obj_end(j);
+}
+
+int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
+    int P, me;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &me);
+    char host[MPI_MAX_PROCESSOR_NAME] = {0};
+    int hl;
+    MPI_Get_processor_name(host, &hl);
+    char *all = me == 0 ? calloc((size_t)P, MPI_MAX_PROCESSOR_NAME) : NULL;
+    MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+    if (me != 0) return LTS_OK;
+    if (!all) return LTS_ENOMEM;
+
+    lts_json_t j;
+    lts_json_init(&j);
+    lts_json_obj_begin(&j, NULL);
+    lts_json_str(&j, "type", "meta");
+    lts_json_str(&j, "schema", LTS_RESULTS_SCHEMA);
+    lts_json_str(&j, "tool", in->tool);
+    lts_json_str(&j, "version", LTS_VERSION);
+    lts_json_str(&j, "git_sha", LTS_GIT_SHA);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int ll, ver, sub;
+    MPI_Get_library_version(lib, &ll);
+    for (int i = 0; i < ll; i++) if (lib[i] == '\n') { lib[i] = '\0'; break; }  /* first line */
+    MPI_Get_version(&ver, &sub);
+    lts_json_str(&j, "mpi_library", lib);
+    char sv[16];
+    snprintf(sv, sizeof sv, "%d.%d", ver, sub);
+    lts_json_str(&j, "mpi_standard", sv);
+    lts_json_int(&j, "ranks", P);
+    lts_json_arr_begin(&j, "hosts");
+    int nh = 0;
+    for (int r = 0; r < P; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++) seen = !strcmp(all + (size_t)q * MPI_MAX_PROCESSOR_NAME, all + (size_t)r * MPI_MAX_PROCESSOR_NAME);
+        if (!seen) { lts_json_str(&j, NULL, all + (size_t)r * MPI_MAX_PROCESSOR_NAME); nh++; }
+    }
+    lts_json_arr_end(&j);
+    lts_json_arr_begin(&j, "rank_hosts");
+    for (int r = 0; r < P; r++) lts_json_str(&j, NULL, all + (size_t)r * MPI_MAX_PROCESSOR_NAME);
+    lts_json_arr_end(&j);
+    lts_json_obj_begin(&j, "timer");
+    lts_json_str(&j, "name", in->timer->desc->name);
+    lts_json_dbl(&j, "resolution_s", in->timer->resolution_s > 0 ? in->timer->resolution_s : NAN);
+    lts_json_dbl(&j, "overhead_s", in->timer->overhead_s);
+    lts_json_dbl(&j, "ticks_per_s", in->timer->ticks_per_s > 0 ? in->timer->ticks_per_s : NAN);
+    lts_json_obj_end(&j);
+    lts_json_str(&j, "timing_method", in->timing);
+    lts_json_obj_begin(&j, "clock_sync");
+    lts_json_str(&j, "method", "none");
+    lts_json_null(&j, "error_s");
+    lts_json_obj_end(&j);
+    lts_json_str(&j, "sync", in->sync);
+    policy_json(&j, in->policy);
+    lts_json_str(&j, "bench", in->bench);
+    lts_json_str(&j, "op", in->op);
+    lts_json_str(&j, "mode", in->mode);
+    lts_json_arr_begin(&j, "sizes_bytes");
+    for (size_t s = 0; s < in->nsizes; s++) lts_json_int(&j, NULL, (long long)in->sizes[s]);
+    lts_json_arr_end(&j);
+    if (in->reply_bytes >= 0) lts_json_int(&j, "reply_bytes", in->reply_bytes); else lts_json_null(&j, "reply_bytes");
+    lts_json_int(&j, "window", in->window);
+    lts_json_int(&j, "seed", (long long)in->seed);
+    lts_json_arr_begin(&j, "command_line");
+    for (int a = 0; a < in->argc; a++) lts_json_str(&j, NULL, in->argv[a]);
+    lts_json_arr_end(&j);
+    char ts[32];
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    lts_json_str(&j, "utc_time", ts);
+    lts_json_obj_end(&j);
+    int rc = lts_json_emit(&j, f);
+    lts_json_free(&j);
+    free(all);
+    return rc;
+}
+
+int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t *in, int raw) {
+    const lts_measurement_t *m = pt->m;
+    lts_summary_t s;
+    lts_summarize(m->samples, m->n, in->policy->confidence, in->policy->rule, &s);
+    lts_json_t j;
+    lts_json_init(&j);
+    lts_json_obj_begin(&j, NULL);
+    lts_json_str(&j, "type", "point");
+    lts_json_str(&j, "bench", in->bench);
+    lts_json_str(&j, "op", pt->op);
+    lts_json_str(&j, "mode", in->mode);
+    lts_json_arr_begin(&j, "group");
+    for (int k = 0; k < pt->group_size; k++) lts_json_int(&j, NULL, pt->group[k]);
+    lts_json_arr_end(&j);
+    lts_json_int(&j, "round", pt->round);
+    lts_json_int(&j, "size_bytes", (long long)pt->bytes);
+    lts_json_int(&j, "reply_bytes", (long long)pt->reply_bytes);
+    lts_json_int(&j, "window", pt->window);
+    lts_json_int(&j, "n", (long long)s.n);
+    lts_json_dbl(&j, "min_s", s.min);
+    lts_json_dbl(&j, "mean_s", s.mean);
+    lts_json_dbl(&j, "median_s", s.median);
+    lts_json_dbl(&j, "max_s", s.max);
+    lts_json_dbl(&j, "sd_s", s.sd);
+    lts_json_dbl(&j, "p90_s", s.p90);
+    lts_json_dbl(&j, "p99_s", s.p99);
+    lts_json_str(&j, "ci_of", s.ci_of == LTS_STOP_MEAN ? "mean" : "median");
+    lts_json_dbl(&j, "ci_level", s.ci_level);
+    lts_json_dbl(&j, "ci_lo_s", s.ci_lo);
+    lts_json_dbl(&j, "ci_hi_s", s.ci_hi);
+    lts_json_dbl(&j, "ci_half_s", s.ci_half);
+    lts_json_dbl(&j, "rel_err", s.rel_err);
+    lts_json_int(&j, "reps_valid", (long long)m->n);
+    lts_json_int(&j, "reps_total", m->reps_total);
+    lts_json_str(&j, "stop_reason", lts_stop_reason_name((lts_stop_reason_t)m->stop_reason));
+    lts_json_dbl(&j, "wall_s", m->wall_s);
+    /* streaming bandwidth: window * size / median time (only for the bandwidth operation) */
+    if (!strcmp(pt->op, "bandwidth") && s.median > 0)
+        lts_json_dbl(&j, "bandwidth_bytes_per_s", (double)pt->window * (double)pt->bytes / s.median);
+    if (raw) {
+        lts_json_arr_begin(&j, "samples_s");
+        for (size_t i = 0; i < m->n; i++) lts_json_dbl(&j, NULL, m->samples[i]);
+        lts_json_arr_end(&j);
+    }
+    lts_json_obj_end(&j);
+    int rc = lts_json_emit(&j, f);
+    lts_json_free(&j);
+    return rc;
+}

@@ -1,0 +1,86 @@
+#include "latscope/json.h"
+#include "latscope/errors.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void lts_json_init(lts_json_t *j) { memset(j, 0, sizeof *j); }
+void lts_json_free(lts_json_t *j) { free(j->buf); memset(j, 0, sizeof *j); }
+void lts_json_reset(lts_json_t *j) { j->len = 0; j->depth = 0; j->need_comma[0] = 0; j->oom = 0; }
+
+static void put(lts_json_t *j, const char *s, size_t n) {
+    if (j->oom) return;
+    if (j->len + n + 1 > j->cap) {
+        size_t nc = j->cap ? j->cap : 256;
+        while (nc < j->len + n + 1) nc *= 2;
+        char *b = realloc(j->buf, nc);
+        if (!b) { j->oom = 1; return; }
+        j->buf = b; j->cap = nc;
+    }
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+    j->buf[j->len] = '\0';
+}
+static void puts_(lts_json_t *j, const char *s) { put(j, s, strlen(s)); }
+static void putf(lts_json_t *j, const char *fmt, ...) {
+    char tmp[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) put(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static void quoted(lts_json_t *j, const char *s) {
+    put(j, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': puts_(j, "\\\""); break;
+        case '\\': puts_(j, "\\\\"); break;
+        case '\n': puts_(j, "\\n"); break;
+        case '\r': puts_(j, "\\r"); break;
+        case '\t': puts_(j, "\\t"); break;
+        default:
+            if (*p < 0x20) putf(j, "\\u%04x", *p);
+            else put(j, (const char *)p, 1);
+        }
+    }
+    put(j, "\"", 1);
+}
+
+static void key(lts_json_t *j, const char *k) {
+    if (j->need_comma[j->depth]) put(j, ",", 1);
+    j->need_comma[j->depth] = 1;
+    if (k) { quoted(j, k); put(j, ":", 1); }
+}
+
+static void open_(lts_json_t *j, const char *k, const char *c) {
+    key(j, k);
+    puts_(j, c);
+    if (j->depth < 31) j->depth++;
+    j->need_comma[j->depth] = 0;
+}
+static void close_(lts_json_t *j, const char *c) { puts_(j, c); if (j->depth > 0) j->depth--; }
+
+void lts_json_obj_begin(lts_json_t *j, const char *k) { open_(j, k, "{"); }
+void lts_json_obj_end(lts_json_t *j) { close_(j, "}"); }
+void lts_json_arr_begin(lts_json_t *j, const char *k) { open_(j, k, "["); }
+void lts_json_arr_end(lts_json_t *j) { close_(j, "]"); }
+void lts_json_str(lts_json_t *j, const char *k, const char *v) {
+    key(j, k);
+    if (v) quoted(j, v); else puts_(j, "null");
+}
+void lts_json_dbl(lts_json_t *j, const char *k, double v) {
+    key(j, k);
+    if (isfinite(v)) putf(j, "%.9g", v); else puts_(j, "null");
+}
+void lts_json_int(lts_json_t *j, const char *k, long long v) { key(j, k); putf(j, "%lld", v); }
+void lts_json_bool(lts_json_t *j, const char *k, int v) { key(j, k); puts_(j, v ? "true" : "false"); }
+void lts_json_null(lts_json_t *j, const char *k) { key(j, k); puts_(j, "null"); }
+
+int lts_json_emit(lts_json_t *j, FILE *f) {
+    if (j->oom) return LTS_ENOMEM;
+    if (fputs(j->buf ? j->buf : "", f) < 0 || fputc('\n', f) < 0 || fflush(f) != 0) return LTS_EIO;
+    return LTS_OK;
+}

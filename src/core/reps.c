@@ -1,0 +1,104 @@
+#include "latscope/reps.h"
+#include "latscope/errors.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void lts_rep_policy_default(lts_rep_policy_t *p) {
+    p->warmup = 10;
+    p->min_reps = 20;
+    p->max_reps = 100000;
+    p->confidence = 0.95;
+    p->rel_err = 0.025;
+    p->budget_s = 10.0;
+    p->rule = LTS_STOP_MEAN;
+}
+
+int lts_rep_policy_check(const lts_rep_policy_t *p, char *msg, size_t len) {
+    if (p->warmup < 0) { snprintf(msg, len, "--warmup %d: must be >= 0", p->warmup); return LTS_EINVAL; }
+    if (p->min_reps < 1) { snprintf(msg, len, "--min-reps %d: must be >= 1", p->min_reps); return LTS_EINVAL; }
+    if (p->max_reps < p->min_reps) {
+        snprintf(msg, len, "--max-reps %d is less than --min-reps %d: need min <= max", p->max_reps, p->min_reps);
+        return LTS_EINVAL;
+    }
+    if (!(p->confidence > 0 && p->confidence < 1)) {
+        snprintf(msg, len, "--confidence %g: must be in the open interval (0, 1)", p->confidence);
+        return LTS_EINVAL;
+    }
+    if (!(p->rel_err > 0 && p->rel_err < 1)) {
+        snprintf(msg, len, "--rel-err %g: must be in the open interval (0, 1)", p->rel_err);
+        return LTS_EINVAL;
+    }
+    if (!(p->budget_s >= 0) || isinf(p->budget_s)) {
+        snprintf(msg, len, "--budget %g: must be a finite number of seconds >= 0 (0: no budget)", p->budget_s);
+        return LTS_EINVAL;
+    }
+    return LTS_OK;
+}
+
+const char *lts_stop_reason_name(lts_stop_reason_t r) {
+    switch (r) {
+    case LTS_STOP_CONVERGED: return "converged";
+    case LTS_STOP_MAX_REPS: return "max_reps";
+    case LTS_STOP_BUDGET: return "budget";
+    case LTS_STOP_FIXED: return "fixed";
+    default: return "continue";
+    }
+}
+
+int lts_rep_ctl_init(lts_rep_ctl_t *c, const lts_rep_policy_t *p) {
+    memset(c, 0, sizeof *c);
+    c->pol = *p;
+    c->cap = (size_t)(p->min_reps < 1024 ? 1024 : p->min_reps);
+    if (c->cap > (size_t)p->max_reps) c->cap = (size_t)p->max_reps;
+    c->samples = malloc(c->cap * sizeof *c->samples);
+    c->next_check = (size_t)p->min_reps;
+    c->achieved_rel_err = NAN;
+    return c->samples ? LTS_OK : LTS_ENOMEM;
+}
+
+void lts_rep_ctl_free(lts_rep_ctl_t *c) { free(c->samples); c->samples = NULL; }
+
+int lts_rep_add(lts_rep_ctl_t *c, double x) {
+    if (c->n == c->cap) {
+        size_t nc = c->cap * 2;
+        double *s = realloc(c->samples, nc * sizeof *s);
+        if (!s) return LTS_ENOMEM;
+        c->samples = s; c->cap = nc;
+    }
+    c->samples[c->n++] = x;
+    double d = x - c->mean;
+    c->mean += d / (double)c->n;
+    c->m2 += d * (x - c->mean);
+    return LTS_OK;
+}
+
+/* Relative half-width of the CI the policy watches, on the current samples. */
+static double rel_err_now(lts_rep_ctl_t *c) {
+    size_t n = c->n;
+    if (n < 2) return NAN;
+    if (c->pol.rule == LTS_STOP_MEAN) {
+        /* Student t CI of the mean: t_{(1+conf)/2, n-1} * s / sqrt(n)  (MPIBlib §3) */
+        double sd = sqrt(c->m2 / (double)(n - 1));
+        double h = lts_t_quantile(0.5 + c->pol.confidence / 2, (double)(n - 1)) * sd / sqrt((double)n);
+        return c->mean != 0 ? h / fabs(c->mean) : NAN;
+    }
+    lts_summary_t s;
+    if (lts_summarize(c->samples, n, c->pol.confidence, LTS_STOP_MEDIAN, &s)) return NAN;
+    return s.rel_err;
+}
+
+lts_stop_reason_t lts_rep_decide(lts_rep_ctl_t *c, double elapsed_s) {
+    if (c->pol.min_reps == c->pol.max_reps)
+        return c->n >= (size_t)c->pol.max_reps ? LTS_STOP_FIXED : LTS_STOP_CONTINUE;
+    if (c->n >= (size_t)c->pol.max_reps) return LTS_STOP_MAX_REPS;
+    if (c->n >= (size_t)c->pol.min_reps && c->n >= c->next_check) {
+        c->achieved_rel_err = rel_err_now(c);
+        size_t step = c->n / 50;
+        c->next_check = c->n + (step ? step : 1);
+        if (c->achieved_rel_err <= c->pol.rel_err) return LTS_STOP_CONVERGED;
+    }
+    if (c->pol.budget_s > 0 && elapsed_s >= c->pol.budget_s) return LTS_STOP_BUDGET;
+    return LTS_STOP_CONTINUE;
+}

@@ -1,0 +1,25 @@
+"""The main job end to end (quick variant): JSONL files, parameters and a report with its sections."""
+from __future__ import annotations
+
+import json
+
+from latscope import cli
+from latscope.results import load
+
+
+def test_characterize_quick(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert cli.main(["characterize", "--quick", "--np", "2", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Hockney fits" in text and "two-roundtrip" in text
+    for name in ("p2p_pingpong", "p2p_roundtrip0", "p2p_bandwidth"):
+        res = load(out / f"{name}.jsonl")
+        assert len(res.points) > 0 and (res.points["n"] > 0).all()
+    params = json.loads((out / "params.json").read_text())
+    reg = params["hockney"][0]
+    assert reg["method"] == "regression" and reg["alpha_s"] > 0 and reg["beta_s_per_byte"] > 0
+    html = (out / "report.html").read_text()
+    for section in ("Point-to-point latency", "Per-pair small-message latency", "Bandwidth", "Fitted parameters",
+                    "Provenance"):
+        assert f"<h2>{section}</h2>" in html
+    assert html.count("data:image/png;base64,") >= 3
