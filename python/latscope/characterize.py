@@ -54,7 +54,7 @@ def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile
     for pair in sorted(results[0].points["pair"].unique()):
         fits.append(fit.hockney_regression(results[0], pair=pair))
     params_path = out / "params.json"
-    fit.write_params(fits, str(params_path))
+    fit.write_params(fits, str(params_path), results[0].meta)
 
     html = report.build(results, out / "report.html", report.load_params(params_path), "latscope characterize")
     print()

@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"[{f.beta_ci_s_per_byte[0] * 1e9:.5f}, {f.beta_ci_s_per_byte[1] * 1e9:.5f}]  "
                       f"({100 * f.confidence:g}% CI, {f.n_points} points)")
             if args.json:
-                fit.write_params(fits, args.json)
+                fit.write_params(fits, args.json, res.meta)
             return 0
         if args.cmd == "report":
             from latscope import report

@@ -117,9 +117,21 @@ def hockney_two_roundtrip(res: Results, pair: tuple[int, int] | None = None, con
                       confidence, 2, tuple(pair) if pair else None, None)
 
 
-def write_params(fits: list[HockneyFit], path: str) -> None:
-    """A parameters file (schema latscope.params/1) that models and predictions read."""
-    doc = {"schema": "latscope.params/1", "hockney": [f.to_dict() for f in fits]}
+def write_params(fits: list[HockneyFit], path: str, meta: dict[str, Any] | None = None) -> None:
+    """A parameters file (docs/params-format.md, latscope.params/1) that `latscope model` and
+    `latscope predict` read: the first fit is the model's parameters; every fit, with its CIs,
+    is kept under source.fits."""
+    if not fits:
+        raise FitError("no fit to write")
+    first = fits[0]
+    params: dict[str, Any] = {"alpha_s": first.alpha_s, "beta_s_per_byte": first.beta_s_per_byte}
+    if meta and meta.get("ranks"):
+        params["P"] = int(meta["ranks"])
+    source: dict[str, Any] = {"tool": "latscope fit hockney", "method": first.method,
+                              "fits": [f.to_dict() for f in fits]}
+    if meta:
+        source.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time", "hosts")})
+    doc = {"schema": "latscope.params/1", "model": "hockney", "params": params, "source": source}
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")

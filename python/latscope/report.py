@@ -120,7 +120,7 @@ def section_bandwidth(inp: ReportInput) -> str | None:
 
 
 def section_params(inp: ReportInput) -> str | None:
-    fits = inp.params.get("hockney", [])
+    fits = inp.params.get("source", {}).get("fits", []) if inp.params.get("model") == "hockney" else []
     if not fits:
         return None
     rows = []

@@ -4,25 +4,46 @@ from __future__ import annotations
 import math
 import re
 
-_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+# divisors, not multipliers: 9.5 / 1e6 rounds to the double nearest 9.5e-6, 9.5 * 1e-6 does not
+_TIME_DIV = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9, "ps": 1e12}
+# sizes are binary multiples everywhere in latscope (the C size grammar too): 1K = 1KB = 1KiB = 1024
 _SIZE = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
          "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+_NUM = r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
 
 
 def parse_duration(text: str) -> float:
-    """'10us' -> 1e-05 seconds. A bare number is seconds."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*", text)
+    """'10us' -> 1e-05 seconds. A unit is required, except for a bare 0."""
+    m = re.fullmatch(_NUM + r"\s*([a-zµ]*)", text.strip())
     if not m:
-        raise ValueError(f"'{text}' is not a duration: use a number with s, ms, us or ns (e.g. 10us)")
-    return float(m.group(1)) * _TIME[m.group(2) or "s"]
+        raise ValueError(f"time {text!r}: not a number with a unit (e.g. 10us, 1.5ms, 3ns, 2e-6s)")
+    value, unit = float(m.group(1)), m.group(2)
+    if unit == "":
+        if value == 0.0:
+            return 0.0
+        raise ValueError(f"time {text!r}: give a unit (s, ms, us, ns, ps), e.g. {text}us")
+    if unit not in _TIME_DIV:
+        raise ValueError(f"time {text!r}: unknown unit {unit!r}; use one of s, ms, us, ns, ps")
+    return value / _TIME_DIV[unit]
 
 
-def parse_size(text: str) -> int:
-    """'64K' -> 65536 bytes (binary multiples)."""
-    m = re.fullmatch(r"\s*([0-9]+)\s*([kKmMgG]?[iI]?[bB]?)\s*", text)
-    if not m:
-        raise ValueError(f"'{text}' is not a size: use a byte count with optional K, M or G (e.g. 64K)")
-    return int(m.group(1)) * _SIZE[m.group(2).lower()]
+def parse_per_byte(text: str) -> float:
+    """'0.5ns' or '0.5ns/B' -> seconds per byte."""
+    t = text.strip()
+    if t.endswith("/B") or t.endswith("/byte"):
+        t = t.rsplit("/", 1)[0]
+    return parse_duration(t)
+
+
+def parse_size(text: str) -> float:
+    """'64K' -> 65536 bytes (binary multiples); a bare number is bytes."""
+    m = re.fullmatch(_NUM + r"\s*([A-Za-z]*)", text.strip())
+    if not m or m.group(2).lower() not in _SIZE:
+        raise ValueError(f"size {text!r}: not a byte count (e.g. 64, 64K, 1MiB)")
+    v = float(m.group(1)) * _SIZE[m.group(2).lower()]
+    if v < 0:
+        raise ValueError(f"size {text!r}: must be >= 0 bytes")
+    return v
 
 
 def fmt_time(seconds: float | None, digits: int = 3) -> str:

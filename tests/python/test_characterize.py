@@ -16,7 +16,7 @@ def test_characterize_quick(tmp_path, capsys):
         res = load(out / f"{name}.jsonl")
         assert len(res.points) > 0 and (res.points["n"] > 0).all()
     params = json.loads((out / "params.json").read_text())
-    reg = params["hockney"][0]
+    reg = params["source"]["fits"][0]
     assert reg["method"] == "regression" and reg["alpha_s"] > 0 and reg["beta_s_per_byte"] > 0
     html = (out / "report.html").read_text()
     for section in ("Point-to-point latency", "Per-pair small-message latency", "Bandwidth", "Fitted parameters",

@@ -104,7 +104,11 @@ def test_cli_fit_and_summary(golden, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "regression" in out and "alpha = 1.0000 us" in out and "beta = 0.10000 ns/B" in out
     params = json.loads((tmp_path / "p.json").read_text())
-    assert params["schema"] == "latscope.params/1"
+    assert params["schema"] == "latscope.params/1" and params["model"] == "hockney"
+    # the file is what the models read: one source of truth for the format
+    from latscope.models import load_params
+    ps = load_params(tmp_path / "p.json")
+    assert ps.model.alpha_s == pytest.approx(1e-6) and ps.model.beta_s_per_byte == pytest.approx(1e-10)
     assert cli.main(["results", "summary", str(golden / "results_p2p_v1.jsonl")]) == 0
     assert "64 KiB" in capsys.readouterr().out
 
@@ -138,5 +142,6 @@ def test_units():
     assert parse_duration("10us") == pytest.approx(1e-5)
     assert parse_size("64K") == 65536
     assert fmt_time(1.5e-6) == "1.5 us" and fmt_time(float("nan")) == "-"
+    assert parse_size("1KB") == parse_size("1KiB") == 1024
     with pytest.raises(ValueError, match="'ten'"):
         parse_duration("ten")

@@ -1,0 +1,598 @@
+"""``latscope model``: evaluate the analytic models from a params file or explicit values.
+
+Wiring (top-level CLI)::
+
+    sub = parser.add_subparsers(dest="command")
+    model_cli.add_parser(sub)          # registers "model" with set_defaults(func=model_cli.main)
+    args = parser.parse_args(); sys.exit(args.func(args))
+
+``main`` also takes an argv list (``main(["barrier", "--np", "32", ...])``) for in-process use.
+Values take units: times ``10us``, ``1.5ms``, ``3ns``, ``2e-6s``; sizes ``64``, ``1KiB``, ``2MB``;
+per-byte times ``0.5ns`` (seconds per byte, optionally written ``0.5ns/B``).  A
+:class:`~latscope.models.ModelError` (bad value) prints ``latscope model: error: ...`` on stderr
+and returns 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import re
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from latscope import units
+from latscope.models import (
+    COLLECTIVE_ALGORITHMS,
+    COLLECTIVE_OPS,
+    DiamondDAG,
+    HockneyParams,
+    LogGPParams,
+    LogPParams,
+    ModelError,
+    ModelParams,
+    NetworkParams,
+    ParamSet,
+    PLogPParams,
+    collective_time_s,
+    contention_delay_s,
+    load_params,
+    logpc_end_to_end_s,
+    p2p_time_s,
+    predict_barrier,
+    remap_async_injection_rate,
+    remap_async_s,
+    remap_long,
+    remap_sync,
+    saturation_rate,
+    solve_injection_rate,
+    upper_bound,
+)
+
+__all__ = [
+    "add_parser",
+    "main",
+    "parse_time",
+    "parse_size",
+    "parse_per_byte",
+    "add_model_value_args",
+    "params_from_args",
+    "network_from_args",
+    "format_time",
+]
+
+PROG = "latscope model"
+
+def _model_error(fn):
+    """The shared unit parsers (latscope.units) raise ValueError; the model CLI reports ModelError."""
+
+    def wrapped(text: str) -> float:
+        try:
+            return fn(text)
+        except ModelError:
+            raise
+        except ValueError as e:
+            raise ModelError(str(e)) from None
+
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+parse_time = _model_error(units.parse_duration)
+parse_per_byte = _model_error(units.parse_per_byte)
+parse_size = _model_error(units.parse_size)
+
+
+def format_time(t: float) -> str:
+    """Human-readable time with an SI unit (for tables)."""
+    if t == 0.0:
+        return "0 s"
+    a = abs(t)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if a >= scale:
+            return f"{t / scale:.4g} {unit}"
+    return f"{t / 1e-12:.4g} ps"
+
+
+def _arg(fn: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Wrap a parser so argparse reports its ModelError text and exits 2."""
+
+    def conv(text: str) -> Any:
+        try:
+            return fn(text)
+        except ModelError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    conv.__name__ = fn.__name__.replace("parse_", "")
+    return conv
+
+
+# ---------------------------------------------------------------------------------------------
+# Building parameters from a file and/or explicit values
+
+
+def add_model_value_args(p: argparse.ArgumentParser, *, network: bool = False) -> None:
+    """``--params FILE`` plus explicit LogP/LogGP/Hockney values (and network values)."""
+    g = p.add_argument_group("model parameters (override --params)")
+    g.add_argument("--params", metavar="FILE.json", help="latscope.params/1 file (docs/params-format.md)")
+    g.add_argument("--L", dest="L_s", type=_arg(parse_time), help="latency L, e.g. 5us")
+    g.add_argument("--o", dest="o_s", type=_arg(parse_time), help="overhead o (sets both o_s and o_r)")
+    g.add_argument("--os", dest="o_s_s", type=_arg(parse_time), help="send overhead o_s")
+    g.add_argument("--or", dest="o_r_s", type=_arg(parse_time), help="receive overhead o_r")
+    g.add_argument("--g", dest="g_s", type=_arg(parse_time), help="gap g")
+    g.add_argument("--G", dest="G_s_per_byte", type=_arg(parse_per_byte), help="gap per byte G, e.g. 1ns (per byte)")
+    g.add_argument("--osl", dest="o_sl_s", type=_arg(parse_time), help="long-message send overhead o_sl")
+    g.add_argument("--orl", dest="o_rl_s", type=_arg(parse_time), help="long-message receive overhead o_rl")
+    g.add_argument("--Gm", dest="G_m_s_per_byte", type=_arg(parse_per_byte), help="memory DMA gap per byte G_m")
+    g.add_argument("--a", dest="a_bytes", type=int, help="bytes before the receive interrupt (a)")
+    g.add_argument("--alpha", dest="alpha_s", type=_arg(parse_time), help="Hockney alpha")
+    g.add_argument("--beta", dest="beta_s_per_byte", type=_arg(parse_per_byte), help="Hockney beta (per byte)")
+    if network:
+        n = p.add_argument_group("network (k-ary n-cube; overrides the file's 'network')")
+        n.add_argument("--dims", type=str, help="mesh radices, lowest dimension first, e.g. 8x4")
+        n.add_argument("--torus", action="store_true", default=None, help="end-around links")
+        n.add_argument("--unidirectional", action="store_true", default=None, help="unidirectional channels")
+        n.add_argument("--ndim", dest="n", type=int, help="network dimensions n")
+        n.add_argument("--kd", dest="k_d", type=float, help="average distance per dimension k_d (hops)")
+        n.add_argument("--channel", dest="channel_s_per_byte", type=_arg(parse_per_byte), help="channel time per byte")
+
+
+_LOGP_KEYS = ("L_s", "o_s_s", "o_r_s", "g_s")
+_LOGGP_KEYS = ("G_s_per_byte", "o_sl_s", "o_rl_s", "G_m_s_per_byte", "a_bytes")
+_HOCKNEY_KEYS = ("alpha_s", "beta_s_per_byte")
+
+
+def params_from_args(args: argparse.Namespace) -> tuple[ModelParams, ParamSet | None]:
+    """The model parameters: the file's, with explicit values replacing its fields."""
+    ps = load_params(args.params) if getattr(args, "params", None) else None
+    given: dict[str, Any] = {}
+    for k in _LOGP_KEYS + _LOGGP_KEYS + _HOCKNEY_KEYS:
+        v = getattr(args, k, None)
+        if v is not None:
+            given[k] = v
+    o = getattr(args, "o_s", None)
+    if o is not None:
+        given.setdefault("o_s_s", o)
+        given.setdefault("o_r_s", o)
+    hockney = any(k in given for k in _HOCKNEY_KEYS)
+    logp = any(k in given for k in _LOGP_KEYS + _LOGGP_KEYS)
+    if hockney and logp:
+        raise ModelError("--alpha/--beta (Hockney) mixed with LogP values: give one model")
+    if ps is not None:
+        base = ps.model
+        if isinstance(base, HockneyParams) and logp or not isinstance(base, HockneyParams) and hockney:
+            raise ModelError(f"explicit values do not fit the file's model {base.kind!r}")
+        if isinstance(base, PLogPParams) and logp:
+            extra = set(given) - {"L_s"}
+            if extra:
+                raise ModelError(f"{sorted(extra)}: cannot override a PLogP table from the command line (only --L)")
+        if isinstance(base, LogPParams) and any(k in given for k in _LOGGP_KEYS):
+            return LogGPParams(**{**dataclasses.asdict(base), "G_s_per_byte": 0.0, **given}), ps
+        return (dataclasses.replace(base, **given) if given else base), ps
+    if hockney:
+        missing = [k for k in _HOCKNEY_KEYS if k not in given]
+        if missing:
+            raise ModelError(f"Hockney values: missing {', '.join('--' + m.split('_')[0] for m in missing)}")
+        return HockneyParams(**given), None
+    if logp:
+        missing = [k for k in ("L_s", "o_s_s", "o_r_s") if k not in given]
+        if missing:
+            raise ModelError(f"LogP values: missing {', '.join(missing)} (use --L, --os/--or or --o)")
+        if any(k in given for k in _LOGGP_KEYS):
+            given.setdefault("g_s", 0.0)
+            given.setdefault("G_s_per_byte", 0.0)
+            return LogGPParams(**given), None
+        return LogPParams(**given), None
+    raise ModelError("no model parameters: give --params FILE.json or values such as --L 5us --o 1us")
+
+
+def network_from_args(args: argparse.Namespace, ps: ParamSet | None) -> NetworkParams:
+    """The network: the file's, with explicit values replacing its fields."""
+    base: dict[str, Any] = {}
+    if ps is not None and ps.network is not None:
+        base = dataclasses.asdict(ps.network)
+    given: dict[str, Any] = {}
+    if getattr(args, "dims", None):
+        try:
+            dims = tuple(int(x) for x in re.split(r"[x,]", args.dims))
+        except ValueError:
+            raise ModelError(f"--dims {args.dims!r}: must look like 8x4") from None
+        given["dims"] = dims
+        given["n"] = len(dims)
+    if getattr(args, "torus", None):
+        given["torus"] = True
+    if getattr(args, "unidirectional", None):
+        given["bidirectional"] = False
+    if given:  # topology changed: recompute k_d from dims unless --kd is given
+        given["k_d"] = None
+    for k in ("n", "k_d", "channel_s_per_byte"):
+        v = getattr(args, k, None)
+        if v is not None:
+            given[k] = v
+    merged = {**base, **given}
+    for req, flag in (("n", "--ndim or --dims"), ("channel_s_per_byte", "--channel")):
+        if merged.get(req) is None:
+            raise ModelError(f"network: missing {req} (give {flag}, or a 'network' in the params file)")
+    if merged.get("k_d") is None and merged.get("dims") is None:
+        raise ModelError("network: missing k_d (give --kd or --dims, or a 'network' in the params file)")
+    return NetworkParams(**merged)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _print_table(rows: Sequence[Sequence[Any]], header: Sequence[str], out: TextIO) -> None:
+    cells = [[str(h) for h in header]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for j, r in enumerate(cells):
+        out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() + "\n")
+        if j == 0:
+            out.write("  ".join("-" * w for w in widths) + "\n")
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], rows: Sequence[Sequence[Any]], header: Sequence[str]) -> None:
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        _print_table(rows, header, sys.stdout)
+
+
+def _figure() -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.4))
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot(1, 1, 1)
+
+
+def _save(fig: Any, path: str) -> None:
+    try:
+        fig.tight_layout()
+        fig.savefig(path)
+    except OSError as e:
+        raise ModelError(f"--plot {path!r}: cannot write ({e.strerror})") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands
+
+
+def _cmd_p2p(args: argparse.Namespace) -> int:
+    params, _ = params_from_args(args)
+    sizes = args.size or [0.0]
+    rows, out = [], []
+    for B in sizes:
+        t = p2p_time_s(params, B)
+        rec: dict[str, Any] = {"size_bytes": B, "time_s": t}
+        row = [f"{B:g}", format_time(t)]
+        if isinstance(params, LogGPParams):
+            tp = logpc_end_to_end_s(params, B) if B >= 1 else None
+            rec["pipelined_time_s"] = tp
+            row.append("" if tp is None else format_time(tp))
+        rows.append(row)
+        out.append(rec)
+    header = ["size_bytes", f"{params.kind} time"] + (["LoGPC eq.(2)"] if isinstance(params, LogGPParams) else [])
+    _emit(args, {"model": params.kind, "p2p": out}, rows, header)
+    return 0
+
+
+def _cmd_contention(args: argparse.Namespace) -> int:
+    params, ps = params_from_args(args)
+    net = network_from_args(args, ps)
+    B = args.size
+    if args.T is not None:
+        T = args.T
+    elif isinstance(params, (LogPParams, LogGPParams)):
+        T = params.o_s_s + params.o_r_s  # asynchronous remap rate, LoGPC §5.1.2
+    else:
+        raise ModelError("--T: give the contention-free inter-message time (e.g. --T 10us)")
+    cc = solve_injection_rate(T, B, net)
+    data: dict[str, Any] = {
+        "size_bytes": B,
+        "T_s": T,
+        "n": net.n,
+        "k_d": net.kd,
+        "m_per_s": 1.0 / T if T > 0 else None,
+        "m_c_per_s": cc.m_c_per_s,
+        "rho": cc.rho,
+        "C_n_s": cc.C_n_s,
+        "T_c_s": cc.T_c_s,
+        "m_sat_per_s": saturation_rate(B, net),
+    }
+    rows = [
+        ["T (no contention)", format_time(T)],
+        ["m_c (eq. 7)", f"{cc.m_c_per_s:.6g} /s"],
+        ["rho (eq. 4)", f"{cc.rho:.6g}"],
+        ["C_n (eq. 6)", format_time(cc.C_n_s)],
+        ["T_c = T + C_n", format_time(cc.T_c_s)],
+    ]
+    if isinstance(params, (LogPParams, LogGPParams)):
+        short = params.o_s_s + params.L_s + cc.C_n_s + params.o_r_s
+        data["short_time_s"] = short
+        rows.append(["T_s-r short (eq. 8)", format_time(short)])
+    if isinstance(params, LogGPParams) and B >= 1:
+        long_ = params.o_sl + (B - 1) * params.G_s_per_byte + params.L_long + cc.C_n_s
+        data["long_time_s"] = long_
+        rows.append(["T_s-r long (eq. 10)", format_time(long_)])
+    _emit(args, data, rows, ["quantity", "value"])
+    if args.plot:
+        import numpy as np
+
+        m_sat = saturation_rate(B, net)
+        ms = np.linspace(0.0, 0.95 * m_sat, 200) if math.isfinite(m_sat) else np.linspace(0, 2 * cc.m_c_per_s, 200)
+        cn = [contention_delay_s(float(m), B, net) for m in ms]
+        fig, ax = _figure()
+        ax.plot(ms, np.asarray(cn) * 1e6, label=f"open model, B = {B:g} bytes (eq. 6)")
+        ax.plot([cc.m_c_per_s], [cc.C_n_s * 1e6], "o", label="closed solution (eq. 7)")
+        ax.set_xlabel("injection rate m (messages/s)")
+        ax.set_ylabel("contention delay C_n (us)")
+        ax.set_title(f"LoGPC contention, n = {net.n}, k_d = {net.kd:g}")
+        ax.legend()
+        _save(fig, args.plot)
+    return 0
+
+
+def _cmd_barrier(args: argparse.Namespace) -> int:
+    params, _ = params_from_args(args)
+    pred = predict_barrier(params, args.np, args.alg, args.k, size_bytes=args.size)
+    rows = [[n, format_time(t), "*" if n == pred.best else ""] for n, t in pred.rows()]
+    _emit(args, pred.to_dict(), rows, ["algorithm", "time", "best"])
+    return 0
+
+
+def _cmd_collective(args: argparse.Namespace) -> int:
+    params, _ = params_from_args(args)
+    ops = COLLECTIVE_OPS if args.op == "all" else (args.op,)
+    algs = COLLECTIVE_ALGORITHMS if args.alg == "all" else (args.alg,)
+    rows, out = [], []
+    for op in ops:
+        for alg in algs:
+            t = collective_time_s(params, op, alg, args.np, args.size)
+            rows.append([op, alg, format_time(t)])
+            out.append({"op": op, "alg": alg, "time_s": t})
+    _emit(args, {"P": args.np, "size_bytes": args.size, "collectives": out}, rows, ["op", "alg", "time"])
+    return 0
+
+
+def _cmd_remap(args: argparse.Namespace) -> int:
+    params, ps = params_from_args(args)
+    if not isinstance(params, (LogPParams, LogGPParams)):
+        raise ModelError(f"model {params.kind!r}: the remap models need LogP or LogGP parameters")
+    Cn = args.Cn
+    net = None
+    if Cn is None and (args.n is not None or args.dims or (ps is not None and ps.network is not None)):
+        net = network_from_args(args, ps)
+        # Synchronous remap: one message each way per round trip (LoGPC §5.1.1).
+        rt = remap_sync(params, 0.0, args.Cr)
+        Cn = solve_injection_rate(rt.lopc_s / 2.0, args.short_size, net).C_n_s
+    sync = remap_sync(params, Cn or 0.0, args.Cr)
+    asyn = remap_async_s(params)
+    data: dict[str, Any] = {
+        "sync": dataclasses.asdict(sync),
+        "async_per_message_s": asyn,
+        "async_injection_rate_per_s": remap_async_injection_rate(params),
+    }
+    rows = [
+        ["sync LogP 2(o_s+L+o_r)", format_time(sync.logp_s)],
+        ["sync LoPC +C_r", format_time(sync.lopc_s)],
+        ["sync LoGPC +2C_n", format_time(sync.logpc_s)],
+        ["  C_n", format_time(sync.C_n_s)],
+        ["  C_r", format_time(sync.C_r_s)],
+        ["async o_s+o_r", format_time(asyn)],
+    ]
+    if args.size is not None:
+        if not isinstance(params, LogGPParams):
+            raise ModelError("--size: long-message remap needs LogGP parameters (G)")
+        if net is None and (args.n is not None or args.dims or (ps is not None and ps.network is not None)):
+            net = network_from_args(args, ps)
+        lr = remap_long(params, args.size, net)
+        data["long"] = dataclasses.asdict(lr)
+        rows += [
+            [f"long B={args.size:g} exact", format_time(lr.exact_s)],
+            ["long ~2BG", format_time(lr.approx_s)],
+            ["long bound F*B (eq. 13-14)", format_time(lr.bound_s)],
+        ]
+    _emit(args, data, rows, ["quantity", "value"])
+    return 0
+
+
+def _cmd_dag(args: argparse.Namespace) -> int:
+    params, ps = params_from_args(args)
+    if isinstance(params, LogPParams):
+        params = LogGPParams(L_s=params.L_s, o_s_s=params.o_s_s, o_r_s=params.o_r_s, g_s=params.g_s, G_s_per_byte=0.0)
+    if not isinstance(params, LogGPParams):
+        raise ModelError(f"model {params.kind!r}: the Diamond DAG model needs LogGP parameters")
+    dag = DiamondDAG(
+        n=args.n_dag,
+        P=args.np,
+        task_s=args.task,
+        params=params,
+        aggregation_s_per_value=args.agg,
+        bytes_per_value=args.bytes_per_value,
+    )
+    b_star, b_best = dag.optimal_b()
+    bs = [args.b] if args.b is not None else []
+    bs.append(b_best)
+    net = network_from_args(args, ps) if (args.n is not None or args.dims or (ps and ps.network)) else None
+    rows, out = [], []
+    for b in dict.fromkeys(bs):
+        t = dag.terms(b)
+        rec: dict[str, Any] = {"b": b, "B_bytes": t.B_bytes, "makespan_s": t.makespan_s}
+        row = [str(b), f"{t.B_bytes:g}", format_time(t.makespan_s)]
+        if net is not None:
+            Cn, Mc = dag.contention(b, net)
+            rec.update({"C_n_s": Cn, "makespan_contention_bound_s": Mc})
+            row += [format_time(Cn), format_time(Mc)]
+        rows.append(row)
+        out.append(rec)
+    header = ["b", "B_bytes", "M (eq. 15)"] + (["C_n", "M with contention"] if net is not None else [])
+    _emit(args, {"n": args.n_dag, "P": args.np, "b_star": b_star, "b_best": b_best, "rows": out}, rows, header)
+    if args.plot:
+        import numpy as np
+
+        b_max = dag.bytes_per_value * dag.n / (params.a_bytes + 1)
+        grid = np.unique(np.round(np.geomspace(1, max(1.0, min(b_max, float(dag.n))), 120)))
+        fig, ax = _figure()
+        ax.plot(grid, [dag.makespan_s(float(b)) for b in grid], label="eq. (15), no contention")
+        if net is not None:
+            ax.plot(grid, [dag.contention(float(b), net)[1] for b in grid], label="with contention (bound)")
+        ax.axvline(b_star, ls=":", color="gray", label=f"b* = {b_star:.3g}")
+        ax.set_xscale("log")
+        ax.set_xlabel("blocks per stripe b")
+        ax.set_ylabel("makespan M (s)")
+        ax.set_title(f"Diamond DAG, n = {dag.n}, P = {dag.P}")
+        ax.legend()
+        _save(fig, args.plot)
+    return 0
+
+
+def _cmd_upper_bound(args: argparse.Namespace) -> int:
+    params, ps = params_from_args(args)
+    if not isinstance(params, LogGPParams):
+        raise ModelError(f"model {params.kind!r}: the upper bound (eqs. 13-14) needs LogGP's G")
+    net = network_from_args(args, ps)
+    ub = upper_bound(params.G_s_per_byte, net)
+    data = dataclasses.asdict(ub)
+    rows = [
+        ["F (eq. 13)", f"{ub.F_s_per_byte:.6g} s/byte"],
+        ["T_c/T (eq. 14)", f"{ub.ratio:.6g}"],
+    ]
+    _emit(args, data, rows, ["quantity", "value"])
+    if args.plot:
+        import numpy as np
+
+        G = params.G_s_per_byte
+        Bs = np.geomspace(8, 1 << 20, 120)
+        ratios = []
+        for B in Bs:
+            T = args.work + 2.0 * G * float(B)
+            ratios.append(solve_injection_rate(T, float(B), net).T_c_s / T)
+        fig, ax = _figure()
+        ax.plot(Bs, ratios, label=f"closed model, T = {format_time(args.work)} + 2GB")
+        ax.axhline(ub.ratio, ls="--", color="gray", label=f"upper bound F/2G = {ub.ratio:.4g}")
+        ax.set_xscale("log")
+        ax.set_xlabel("message size B (bytes)")
+        ax.set_ylabel("T_c / T")
+        ax.set_title("LoGPC contention inflation")
+        ax.legend()
+        _save(fig, args.plot)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Parser
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``model`` (with its sub-subcommands) on an argparse subparsers object."""
+    mp = subparsers.add_parser(
+        "model",
+        help="evaluate analytic cost models (LogP, LogGP, PLogP, Hockney, LoGPC)",
+        description="Evaluate analytic communication cost models from a params file or explicit values.",
+    )
+    sub = mp.add_subparsers(dest="model_cmd", metavar="MODEL")
+    sub.required = True
+
+    p = sub.add_parser("p2p", help="point-to-point time per message size (LoGPC eqs. 1-2)")
+    add_model_value_args(p)
+    p.add_argument("--size", type=_arg(parse_size), action="append", help="message size (repeatable), e.g. 1KiB")
+    _common(p)
+    p.set_defaults(model_func=_cmd_p2p)
+
+    p = sub.add_parser("contention", help="network contention C_n, closed injection rate (eqs. 3-10)")
+    add_model_value_args(p, network=True)
+    p.add_argument("--size", type=_arg(parse_size), required=True, help="message size B")
+    p.add_argument("--T", type=_arg(parse_time), help="contention-free inter-message time (default o_s + o_r)")
+    p.add_argument("--plot", metavar="OUT.png", help="plot C_n vs injection rate")
+    _common(p)
+    p.set_defaults(model_func=_cmd_contention)
+
+    p = sub.add_parser("barrier", help="predicted time of every barrier algorithm")
+    add_model_value_args(p)
+    p.add_argument("--np", type=int, required=True, help="number of processes P")
+    p.add_argument("--k", type=int, default=4, help="tree arity k (default 4)")
+    p.add_argument("--alg", default="all", help="algorithms: all, or a,b,-c")
+    p.add_argument("--size", type=_arg(parse_size), default=0.0, help="barrier message size (default 0)")
+    _common(p)
+    p.set_defaults(model_func=_cmd_barrier)
+
+    p = sub.add_parser("collective", help="linear/binomial bcast, scatter, gather")
+    add_model_value_args(p)
+    p.add_argument("--np", type=int, required=True, help="number of processes P")
+    p.add_argument("--op", default="all", choices=("all",) + COLLECTIVE_OPS)
+    p.add_argument("--alg", default="all", choices=("all",) + COLLECTIVE_ALGORITHMS)
+    p.add_argument("--size", type=_arg(parse_size), default=0.0, help="bytes per process block")
+    _common(p)
+    p.set_defaults(model_func=_cmd_collective)
+
+    p = sub.add_parser("remap", help="all-to-all remap, synchronous/asynchronous/long (LoGPC §5.1)")
+    add_model_value_args(p, network=True)
+    p.add_argument("--Cn", type=_arg(parse_time), help="network contention per message (else from the network)")
+    p.add_argument("--Cr", type=_arg(parse_time), help="resource contention per round trip (default o_s + o_r)")
+    p.add_argument("--short-size", type=_arg(parse_size), default=16.0, help="short message size for C_n (default 16)")
+    p.add_argument("--size", type=_arg(parse_size), help="long-message size B")
+    _common(p)
+    p.set_defaults(model_func=_cmd_remap)
+
+    p = sub.add_parser("dag", help="Diamond DAG makespan (LoGPC eq. 15) and optimal b")
+    add_model_value_args(p, network=True)
+    p.add_argument("--n", dest="n_dag", type=int, required=True, help="DAG side n (n x n tasks)")
+    p.add_argument("--np", type=int, required=True, help="processors P (>= 2)")
+    p.add_argument("--task", type=_arg(parse_time), required=True, help="time of one task")
+    p.add_argument("--b", type=int, help="blocks per stripe to evaluate (the optimum is always shown)")
+    p.add_argument("--agg", type=_arg(parse_time), default=0.0, help="aggregation cost per value sent (alpha)")
+    p.add_argument("--bytes-per-value", type=_arg(parse_size), default=8.0, help="bytes per boundary value")
+    p.add_argument("--plot", metavar="OUT.png", help="plot makespan vs b")
+    _common(p)
+    p.set_defaults(model_func=_cmd_dag)
+
+    p = sub.add_parser("upper-bound", help="upper bound on contention inflation T_c/T (eqs. 13-14)")
+    add_model_value_args(p, network=True)
+    p.add_argument("--work", type=_arg(parse_time), default=0.0, help="work between messages for the plot (default 0)")
+    p.add_argument("--plot", metavar="OUT.png", help="plot T_c/T vs B")
+    _common(p)
+    p.set_defaults(model_func=_cmd_upper_bound)
+
+    mp.set_defaults(func=main)
+    return mp
+
+
+def _standalone_parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="latscope")
+    add_parser(top.add_subparsers(dest="command"))
+    return top
+
+
+def run_guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str) -> int:
+    """Run a command; :class:`ModelError` -> message on stderr and status 2."""
+    try:
+        return int(fn(args))
+    except ModelError as e:
+        sys.stderr.write(f"{prog}: error: {e}\n")
+        return 2
+
+
+def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
+    """Run ``latscope model``; ``args`` is a parsed namespace or an argv list (after ``model``)."""
+    if not isinstance(args, argparse.Namespace):
+        argv = list(sys.argv[1:] if args is None else args)
+        if argv[:1] == ["model"]:
+            argv = argv[1:]
+        try:
+            args = _standalone_parser().parse_args(["model", *argv])
+        except SystemExit as e:  # argparse: usage errors exit 2, --help exits 0
+            return int(e.code or 0)
+    return run_guarded(args.model_func, args, PROG)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""latscope.models — analytic communication cost models (pure Python).
+
+Hockney, LogP, LogGP and PLogP parameter sets (:mod:`.params`, JSON ``latscope.params/1``),
+point-to-point costs including LoGPC's DMA pipelining (:mod:`.p2p`), barrier algorithms
+(:mod:`.barrier`, seed 002 §5.1.2), simple collectives (:mod:`.collectives`), LoGPC network
+contention and locality (:mod:`.contention`, :mod:`.topology`) and the LoGPC application
+models (:mod:`.apps`).  All times are seconds (floats), all sizes bytes.  Bad input raises
+:class:`ModelError` (a ``ValueError``).  See docs/models.md.
+"""
+
+from __future__ import annotations
+
+from .apps import (
+    DagTerms,
+    DiamondDAG,
+    EM3DIteration,
+    RemapLong,
+    RemapSync,
+    em3d_iteration,
+    remap_async_injection_rate,
+    remap_async_s,
+    remap_long,
+    remap_sync,
+)
+from .barrier import (
+    BARRIER_ALGORITHMS,
+    BarrierAlgorithm,
+    BarrierPrediction,
+    Crossover,
+    barrier_names,
+    barrier_time_s,
+    ceil_log,
+    kary_vs_dissemination,
+    predict_barrier,
+    select_algorithms,
+)
+from .collectives import COLLECTIVE_ALGORITHMS, COLLECTIVE_OPS, binomial_blocks, collective_time_s
+from .contention import (
+    ClosedContention,
+    UpperBound,
+    channel_load,
+    contention_delay_s,
+    long_message_time_s,
+    saturation_rate,
+    short_message_time_s,
+    solve_injection_rate,
+    switch_wait_s,
+    upper_bound,
+)
+from .errors import ModelError
+from .p2p import (
+    hockney_time_s,
+    logp_time_s,
+    loggp_time_s,
+    logpc_end_to_end_s,
+    logpc_long_time_s,
+    p2p_time_s,
+    plogp_time_s,
+)
+from .params import (
+    SCHEMA,
+    HockneyParams,
+    LogGPParams,
+    LogPParams,
+    MessagePoint,
+    ModelParams,
+    NetworkParams,
+    ParamSet,
+    PLogPParams,
+    from_dict,
+    from_json,
+    load_params,
+    message_point,
+    save_params,
+    to_json,
+)
+from .topology import (
+    NUMBERINGS,
+    alewife_2kd,
+    dimension_avg_distance,
+    hops,
+    mapping_avg_distance,
+    mesh_avg_distance,
+    neighbour_ring_avg_distance,
+    rank_coords,
+)
+
+from types import ModuleType as _ModuleType
+
+__all__ = sorted(
+    name
+    for name, value in list(globals().items())
+    if not name.startswith("_") and name != "annotations" and not isinstance(value, _ModuleType)
+)

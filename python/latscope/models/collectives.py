@@ -1,0 +1,66 @@
+"""Simple collective costs: linear and binomial broadcast, scatter and gather.
+
+Hockney (``t(m) = alpha + beta m``) and the LogP family (LogP, LogGP, PLogP through
+:func:`~latscope.models.params.message_point`).  ``size_bytes`` is the block per process
+(scatter/gather) or the whole message (bcast).  Round-based: a binomial algorithm takes
+``ceil(log2 P)`` rounds and each round costs one message of that round's largest block.
+
+=========  ========  ==========================================  =================================
+op         alg       Hockney                                     LogP family (h(m) = o_s+L(m)+o_r)
+=========  ========  ==========================================  =================================
+bcast      linear    ``(P-1)(alpha + beta m)``                   ``h(m) + (P-2) s(m)``
+bcast      binomial  ``ceil(log2 P)(alpha + beta m)``            ``ceil(log2 P) h(m)``
+scatter    linear    ``(P-1)(alpha + beta m)``                   ``h(m) + (P-2) s(m)``
+gather     linear    ``(P-1)(alpha + beta m)``                   ``h(m) + (P-2) r(m)``
+scatter/   binomial  ``ceil(log2 P) alpha + (P-1) beta m``       ``sum_j h(m b_j)``
+gather
+=========  ========  ==========================================  =================================
+
+``s(m)``/``r(m)`` are the send/receive gaps of :class:`~latscope.models.params.MessagePoint`
+(LogGP: ``max(g, o) + (m-1) G``); ``b_j = min(2**j, P - 2**j)`` is the number of blocks the root
+forwards in the round at distance ``2**j`` (they sum to ``P - 1``).
+"""
+
+from __future__ import annotations
+
+from .barrier import ceil_log
+from .errors import ModelError, require_int_at_least, require_nonneg
+from .params import HockneyParams, ModelParams, message_point
+
+__all__ = ["COLLECTIVE_OPS", "COLLECTIVE_ALGORITHMS", "binomial_blocks", "collective_time_s"]
+
+COLLECTIVE_OPS: tuple[str, ...] = ("bcast", "scatter", "gather")
+COLLECTIVE_ALGORITHMS: tuple[str, ...] = ("linear", "binomial")
+
+
+def binomial_blocks(P: int) -> list[int]:
+    """Blocks forwarded by the root of a binomial scatter, per round (largest distance first)."""
+    P = require_int_at_least("P (processes)", P, 1)
+    d = ceil_log(P, 2)
+    return [min(1 << j, P - (1 << j)) for j in range(d - 1, -1, -1)]
+
+
+def collective_time_s(params: ModelParams, op: str, alg: str, P: int, size_bytes: float) -> float:
+    """Predicted time of collective ``op`` with algorithm ``alg`` on ``P`` processes."""
+    if op not in COLLECTIVE_OPS:
+        raise ModelError(f"op = {op!r}: must be one of {', '.join(COLLECTIVE_OPS)}")
+    if alg not in COLLECTIVE_ALGORITHMS:
+        raise ModelError(f"alg = {alg!r}: must be one of {', '.join(COLLECTIVE_ALGORITHMS)}")
+    P = require_int_at_least("P (processes)", P, 1)
+    m = require_nonneg("size_bytes", size_bytes)
+    if P == 1:
+        return 0.0
+    if isinstance(params, HockneyParams):
+        a, b = params.alpha_s, params.beta_s_per_byte
+        if alg == "linear":
+            return (P - 1) * (a + b * m)
+        if op == "bcast":
+            return ceil_log(P, 2) * (a + b * m)
+        return ceil_log(P, 2) * a + (P - 1) * b * m
+    if alg == "linear":
+        pt = message_point(params, m)
+        gap = pt.recv_gap_s if op == "gather" else pt.send_gap_s
+        return pt.hop_s + (P - 2) * gap
+    if op == "bcast":
+        return ceil_log(P, 2) * message_point(params, m).hop_s
+    return sum(message_point(params, m * blk).hop_s for blk in binomial_blocks(P))

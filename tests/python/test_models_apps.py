@@ -1,0 +1,69 @@
+"""LoGPC §5 application models and eqs. (8)-(10), checked against hand-evaluated formulas."""
+
+from __future__ import annotations
+
+import pytest
+
+from latscope.models import (
+    DiamondDAG,
+    LogGPParams,
+    LogPParams,
+    NetworkParams,
+    em3d_iteration,
+    long_message_time_s,
+    remap_async_injection_rate,
+    short_message_time_s,
+    solve_injection_rate,
+)
+
+P = LogGPParams(L_s=21.0, o_s_s=15.0, o_r_s=122.0, g_s=15.0, G_s_per_byte=0.5, o_sl_s=25.0, L_long_s=8.0, a_bytes=8)
+NET = NetworkParams(n=2, channel_s_per_byte=1.0, dims=(8, 4))  # unit-free "cycles" here
+
+
+def test_eq8_eq10_add_closed_contention() -> None:
+    cc = solve_injection_rate(137.0, 64, NET)
+    assert short_message_time_s(P, NET, 64, 137.0) == pytest.approx(15 + 21 + 122 + cc.C_n_s)
+    assert long_message_time_s(P, NET, 64, 137.0) == pytest.approx(25 + 63 * 0.5 + 8 + cc.C_n_s)
+    assert remap_async_injection_rate(P) == pytest.approx(1 / 137)
+
+
+def test_eq15_by_hand() -> None:
+    dag = DiamondDAG(n=64, P=4, task_s=2.0, params=P, aggregation_s_per_value=0.5, bytes_per_value=8)
+    b = 4
+    B = 8 * 64 / b  # 128 bytes
+    W = 64 * 64 / (4 * b) * 2.0 + 0.5 * 64 / b
+    d = 8 + 8 * 0.5
+    O_s = 15 + (B - 1) * 0.5
+    O_r = (B - 1 - 8) * 0.5
+    u, v = O_r + W + d, O_s + W + O_r
+    M = (W + d) + 2 * u + (b - 1) * v + O_r + W
+    t = dag.terms(b)
+    assert (t.B_bytes, t.W_s, t.d_s, t.O_s_s, t.O_r_s) == pytest.approx((B, W, d, O_s, O_r))
+    assert dag.makespan_s(b) == pytest.approx(M)
+    Cn, Mc = dag.contention(b, NET)
+    cc = solve_injection_rate(v, B, NET, contention_factor=2.0)
+    assert cc.m_c_per_s == pytest.approx(1 / (v + 2 * Cn))
+    assert Mc == pytest.approx(M + (4 - 1 + 2 * (b - 1)) * Cn)
+
+
+def test_dag_optimal_b_closed_form_interior() -> None:
+    p = LogGPParams(L_s=10.0, o_s_s=200.0, o_r_s=100.0, g_s=0.0, G_s_per_byte=0.5, a_bytes=0)
+    dag = DiamondDAG(n=1024, P=8, task_s=1.0, params=p, bytes_per_value=8)
+    b_star, b_best = dag.optimal_b()
+    c = 8 * 1024
+    X = 7 * (1024 * 1024 / 8) + 5 * c * 0.5
+    Y = 200 - 2 * 0.5
+    assert b_star == pytest.approx((X / Y) ** 0.5)
+    assert 1 < b_star < 8 * 1024
+    assert dag.makespan_s(b_best) <= min(dag.makespan_s(b) for b in (b_best - 1, b_best + 1))
+
+
+def test_em3d_iteration() -> None:
+    p = LogPParams(L_s=21.0, o_s_s=15.0, o_r_s=122.0)
+    it = em3d_iteration(p, nodes_per_proc=100, degree=32, nonlocal_fraction=1.0, edge_s=3.0)
+    msgs = 2 * 320  # 3200 remote values per phase in blocks of 10
+    assert it.messages == msgs
+    assert it.communication_s == pytest.approx(msgs * 137)
+    assert it.compute_s == pytest.approx(2 * 3200 * 3.0)
+    assert it.total_s == pytest.approx(it.compute_s + it.communication_s)
+    assert em3d_iteration(p, 100, 32, 0.0, edge_s=3.0).messages == 0
