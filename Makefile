@@ -66,7 +66,7 @@ test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
 test-py: build
-	$(VPY) -m pytest -x -q tests/python
+	$(VPY) -m pytest -x -q -rf tests/python
 
 bench: build
 	$(VPY) bench/p2p_overhead.py

@@ -20,6 +20,7 @@ typedef struct lts_op_ctx {
     int window;           /* messages in flight (bandwidth) */
     void *sbuf, *rbuf;    /* allocated by the caller: see lts_op_bufsize() */
     void *state;          /* the operation's own */
+    MPI_Request req;      /* a receive posted by the op's prepare() */
 } lts_op_ctx_t;
 
 typedef struct lts_op_desc {
@@ -32,6 +33,11 @@ typedef struct lts_op_desc {
     int (*init)(lts_op_ctx_t *ctx);   /* may be NULL */
     int (*run)(lts_op_ctx_t *ctx);    /* one repetition; returns 0 or an LTS_ error */
     void (*fini)(lts_op_ctx_t *ctx);  /* may be NULL */
+    /* Optional: post the next repetition's receives before the stop-sync (untimed), so an
+     * isolated repetition meets a posted receive as a back-to-back loop does; cancel drops the
+     * last, unused one. */
+    int (*prepare)(lts_op_ctx_t *ctx);
+    void (*cancel)(lts_op_ctx_t *ctx);
 } lts_op_desc_t;
 
 extern const lts_registry_t lts_p2p_registry;

@@ -40,8 +40,11 @@ int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cf
 
     /* wall time and the budget use MPI_Wtime: the selected timer may be a test timer */
     double start = MPI_Wtime();
+    ctx->req = MPI_REQUEST_NULL;
+    int prepared = 0;   /* a receive for the next repetition is posted */
     for (int w = 0; w < cfg->policy.warmup; w++) {
-        int r = op->run(ctx);
+        int r = op->prepare ? op->prepare(ctx) : LTS_OK;
+        if (!r) r = op->run(ctx);
         if (r && !lrc) lrc = r;
     }
     MPI_Allreduce(&lrc, &grc, 1, MPI_INT, MPI_MIN, ctx->comm);
@@ -61,11 +64,19 @@ int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cf
         /* never past max_reps: a fixed count gives exactly that many samples */
         if (n + nb > (size_t)cfg->policy.max_reps) nb = (size_t)cfg->policy.max_reps - n;
         for (size_t b = 0; b < nb; b++) {
+            int r = LTS_OK;
+            if (op->prepare && !prepared) r = op->prepare(ctx);
+            prepared = 0;
             double t0 = lts_timer_now(tm);
-            int r = op->run(ctx);
+            if (!r) r = op->run(ctx);
             double t1 = lts_timer_now(tm);
             if (r && !rc) rc = r;
             loc[b] = r ? INFINITY : (root || cfg->timing == LTS_TIMING_MAX ? (t1 - t0) * op->scale : -INFINITY);
+        }
+        /* post the next repetition's receives before the stop-sync, when there can be one */
+        if (op->prepare && !rc && n + nb < (size_t)cfg->policy.max_reps) {
+            int r = op->prepare(ctx);
+            if (r) rc = r; else prepared = 1;
         }
         /* the root's decision (from the samples before this block) rides along */
         loc[nb] = root ? (double)decided : 0.0;
@@ -89,6 +100,7 @@ int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cf
             break;
         }
     }
+    if (prepared && op->cancel) op->cancel(ctx);
     out->wall_s = MPI_Wtime() - start;
     if (root && rc == LTS_OK) {
         out->rel_err = ctl.achieved_rel_err;

@@ -7,13 +7,26 @@
 
 static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
 
-/* i -> j `bytes`, j -> i `reply_bytes`; the value is the roundtrip time */
+/* i -> j `bytes`, j -> i `reply_bytes`; the value is the roundtrip time. Each side's receive is
+ * posted by prepare() before the repetition starts. */
+static int roundtrip_prepare(lts_op_ctx_t *c) {
+    if (c->rank == 0)
+        return chk(MPI_Irecv(c->rbuf, (int)c->reply_bytes, MPI_BYTE, 1, TAG, c->comm, &c->req));
+    return chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
+}
+
+static void cancel_req(lts_op_ctx_t *c) {
+    if (c->req == MPI_REQUEST_NULL) return;
+    MPI_Cancel(&c->req);
+    MPI_Wait(&c->req, MPI_STATUS_IGNORE);
+}
+
 static int roundtrip_run(lts_op_ctx_t *c) {
     if (c->rank == 0) {
         if (MPI_Send(c->sbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm)) return LTS_EMPI;
-        return chk(MPI_Recv(c->rbuf, (int)c->reply_bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE));
+        return chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));
     }
-    if (MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, MPI_STATUS_IGNORE)) return LTS_EMPI;
+    if (MPI_Wait(&c->req, MPI_STATUS_IGNORE)) return LTS_EMPI;
     return chk(MPI_Send(c->sbuf, (int)c->reply_bytes, MPI_BYTE, 0, TAG, c->comm));
 }
 
@@ -54,14 +67,14 @@ static int null_run(lts_op_ctx_t *c) { (void)c; return LTS_OK; }
 
 static const lts_op_desc_t p2p_ops[] = {
     {"pingpong", "one-way latency: RTT/2 of an M-byte message bounced i -> j -> i (reply = M)", 2, 0, 0.5, "latency",
-     NULL, roundtrip_run, NULL},
+     NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req},
     {"roundtrip", "roundtrip time i -M-> j -R-> i (R = --reply-size, default M; MPIBlib i<->j)", 2, 0, 1.0, "rtt",
-     NULL, roundtrip_run, NULL},
+     NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req},
     {"bandwidth", "streaming: --window nonblocking M-byte sends i -> j, then an empty ack", 2, 1, 1.0, "time",
-     NULL, bandwidth_run, NULL},
+     NULL, bandwidth_run, NULL, NULL, NULL},
     {"p2two", "point-to-two: i -> j,k M bytes each, empty (or --reply-size) replies", 3, 0, 1.0, "rtt",
-     NULL, p2two_run, NULL},
-    {"null", "no communication: the driver's own cost (tests)", 2, 0, 1.0, "time", NULL, null_run, NULL},
+     NULL, p2two_run, NULL, NULL, NULL},
+    {"null", "no communication: the driver's own cost (tests)", 2, 0, 1.0, "time", NULL, null_run, NULL, NULL, NULL},
 };
 _Static_assert(sizeof(p2p_ops) / sizeof(p2p_ops[0]) <= LTS_REGISTRY_MAX, "p2p registry too large");
 const lts_registry_t lts_p2p_registry = LTS_REGISTRY("p2p operation", p2p_ops);

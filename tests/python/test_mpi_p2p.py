@@ -64,7 +64,8 @@ def test_seq_and_par_agree(np_, tmp_path):
     if np_ == 2:
         assert stats["seq"][0] == pytest.approx(stats["par"][0], rel=0.5)
     else:
-        assert stats["seq"][1] == pytest.approx(stats["par"][1], rel=3.0)
+        lo, hi = sorted((stats["seq"][1], stats["par"][1]))
+        assert hi <= 10 * lo, stats
 
 
 @pytest.mark.parametrize("np_", [2, 3, 4])
