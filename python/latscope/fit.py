@@ -1,8 +1,11 @@
 """Fitting point-to-point models to measured results.
 
 Hockney: the one-way time of an m-byte message is T(m) = alpha + beta * m.
-  * regression: least squares of the per-point medians of one-way latency over sizes
-    (scipy.stats.linregress), CIs from the Student t quantile with n - 2 degrees of freedom;
+  * regression: least squares of the per-point medians of one-way latency over sizes, weighted
+    by relative error (sigma proportional to T, scipy.optimize.curve_fit) so a sweep from 0 B to
+    4 MiB fits the small messages as well as the large ones (unweighted, the largest sizes decide
+    alpha and it can come out negative); CIs from the Student t quantile with n - 2 degrees of
+    freedom and the scaled covariance;
   * two-roundtrip (MPIBlib §3): from the roundtrip times of an empty exchange, RTT(0) = 2 alpha,
     and of an m-byte message answered by an empty one, RTT(m, 0) = 2 alpha + beta m; so
     alpha = RTT(0) / 2 and beta = (RTT(m, 0) - RTT(0)) / m. CIs propagate the two points' CIs.
@@ -16,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, stats
 
 from latscope.results import Results
 
@@ -75,12 +78,14 @@ def hockney_regression(res: Results, pair: tuple[int, int] | None = None, confid
     y = df["median_s"].to_numpy(dtype=float)
     if len(np.unique(x)) < 3:
         raise FitError(f"regression needs at least 3 distinct sizes, found {len(np.unique(x))}")
-    lr = stats.linregress(x, y)
+    (a, b), cov = optimize.curve_fit(lambda m, a, b: a + b * m, x, y, p0=(float(y.min()), 0.0), sigma=y,
+                                     absolute_sigma=False)
+    ea, eb = np.sqrt(np.diag(cov))
     t = stats.t.ppf(0.5 + confidence / 2, len(x) - 2)
-    return HockneyFit("regression", float(lr.intercept), float(lr.slope),
-                      (float(lr.intercept - t * lr.intercept_stderr), float(lr.intercept + t * lr.intercept_stderr)),
-                      (float(lr.slope - t * lr.stderr), float(lr.slope + t * lr.stderr)),
-                      confidence, len(x), tuple(pair) if pair else None, float(lr.rvalue ** 2))
+    resid = y - (a + b * x)
+    r2 = 1 - float(np.sum(resid ** 2) / np.sum((y - y.mean()) ** 2)) if np.ptp(y) > 0 else 1.0
+    return HockneyFit("regression", float(a), float(b), (float(a - t * ea), float(a + t * ea)),
+                      (float(b - t * eb), float(b + t * eb)), confidence, len(x), tuple(pair) if pair else None, r2)
 
 
 def hockney_two_roundtrip(res: Results, pair: tuple[int, int] | None = None, confidence: float = 0.95,
