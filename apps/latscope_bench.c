@@ -1,5 +1,6 @@
 /* latscope-bench: runs directly under any mpiexec / srun.
  *   latscope-bench p2p [options]      point-to-point campaigns
+ *   latscope-bench coll [options]     collectives over all ranks, one or more algorithms
  *   latscope-bench list               the registries (timers, operations, sync methods)
  * Bad input: every rank parses the same arguments, so all reach the same verdict; rank 0 prints
  * the message, everyone finalizes and exits 2. */
@@ -32,8 +33,17 @@ static void fail(app_t *a, const char *fmt, ...) {
 
 static const char *USAGE =
     "usage: latscope-bench p2p [options]\n"
+    "       latscope-bench coll [options]\n"
     "       latscope-bench list\n"
     "       latscope-bench --version | --help\n"
+    "\n"
+    "coll options (with the common options below):\n"
+    "  --op NAME          bcast (default), barrier, reduce, allreduce, scatter, gather, allgather, alltoall\n"
+    "  --alg LIST         algorithms, e.g. native,binomial or -linear (default all; see latscope-bench list)\n"
+    "  --root R           the root rank (default 0); root timing is taken there, also for rootless ops\n"
+    "  --sizes            bcast/reduce/allreduce: the message; scatter/gather: the root's whole buffer;\n"
+    "                     allgather: the whole result; alltoall: the whole send buffer. Split ops need\n"
+    "                     multiples of the rank count (default: 0,8,64,1K,8K,64K per rank)\n"
     "\n"
     "p2p options:\n"
     "  --op NAME          pingpong (default), roundtrip, bandwidth, p2two\n"
@@ -45,7 +55,7 @@ static const char *USAGE =
     "  --timer NAME       wtime, monotonic (default), tsc\n"
     "  --timing root|max  root: the initiator's clock (default); max: max over the group\n"
     "  --sync NAME        barrier (isolated repetitions, default) or none (back to back)\n"
-    "  --warmup N         untimed repetitions (default 10)\n"
+    "  --warmup N         untimed repetitions (default 100)\n"
     "  --min-reps N --max-reps N   repetition bounds (default 20, 100000; equal: fixed count)\n"
     "  --confidence C     confidence level in (0,1) (default 0.95)\n"
     "  --rel-err E        target relative CI half-width in (0,1) (default 0.025)\n"
@@ -57,7 +67,7 @@ static const char *USAGE =
     "  --progress         one line per point on standard error\n";
 
 enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TIMER, O_TIMING, O_SYNC,
-       O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_HELP };
+       O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_ALG, O_ROOT, O_HELP };
 
 static const struct option opts[] = {
     {"op", required_argument, 0, O_OP}, {"mode", required_argument, 0, O_MODE},
@@ -70,7 +80,8 @@ static const struct option opts[] = {
     {"rel-err", required_argument, 0, O_RELERR}, {"stop-rule", required_argument, 0, O_RULE},
     {"budget", required_argument, 0, O_BUDGET}, {"seed", required_argument, 0, O_SEED},
     {"raw", no_argument, 0, O_RAW}, {"output", required_argument, 0, O_OUTPUT},
-    {"progress", no_argument, 0, O_PROGRESS}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    {"progress", no_argument, 0, O_PROGRESS}, {"alg", required_argument, 0, O_ALG},
+    {"root", required_argument, 0, O_ROOT}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
 
 static int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out) {
     char *end;
@@ -165,6 +176,7 @@ static void on_point(void *ud, const lts_point_t *pt) {
         lts_summary_t s;
         lts_summarize(pt->m->samples, pt->m->n, e->info->policy->confidence, e->info->policy->rule, &s);
         char grp[64] = "";
+        if (pt->alg) snprintf(grp, sizeof grp, "%s", pt->alg);
         for (int k = 0; k < pt->group_size; k++)
             snprintf(grp + strlen(grp), sizeof grp - strlen(grp), "%s%d", k ? (k == 1 ? "->" : ",") : "", pt->group[k]);
         fprintf(stderr, "[%4zu/%zu] %s %9zu B %-8s median %10.3f us  n=%-6zu +-%.1f%% (%s)\n", e->done, e->total,
@@ -182,28 +194,167 @@ static int cmd_list(app_t *a) {
         for (size_t i = 0; i < regs[r]->count; i++)
             printf("  %-12s %s\n", lts_reg_row(regs[r], i)->name, lts_reg_row(regs[r], i)->help);
     }
+    printf("collective algorithms (coll --op OP --alg NAME):\n");
+    for (int op = 0; op < LTS_COLL_NOPS; op++) {
+        const lts_registry_t *r = lts_coll_registry((lts_coll_op_t)op);
+        for (size_t i = 0; i < r->count; i++)
+            printf("  %-9s %-9s %s\n", lts_reg_row(&lts_coll_op_names, (size_t)op)->name, lts_reg_row(r, i)->name,
+                   lts_reg_row(r, i)->help);
+    }
+    return 0;
+}
+
+/* ---- options every measuring command takes (sizes, timer, timing, repetitions, output) -- */
+
+typedef struct common {
+    const char *sizes_spec, *timer_name, *timing, *sync_name, *output;
+    int sizes_given, raw, progress, sync_i;
+    unsigned long long seed;
+    lts_rep_policy_t pol;
+    lts_timing_t tmeth;
+    size_t *sizes, nsizes;
+    lts_timer_t timer;
+    FILE *out;
+} common_t;
+
+static void common_init(common_t *o) {
+    memset(o, 0, sizeof *o);
+    o->sizes_spec = "0,8,64,1K,8K,64K";
+    o->timer_name = "monotonic";
+    o->timing = "root";
+    o->sync_name = "barrier";
+    o->output = "-";
+    o->seed = 1;
+    o->sync_i = -1;
+    lts_rep_policy_default(&o->pol);
+}
+
+/* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
+static int common_opt(app_t *a, common_t *o, int c) {
+    switch (c) {
+    case O_SIZES: o->sizes_spec = optarg; o->sizes_given = 1; return 1;
+    case O_TIMER: o->timer_name = optarg; return 1;
+    case O_TIMING: o->timing = optarg; return 1;
+    case O_SYNC: o->sync_name = optarg; return 1;
+    case O_WARMUP: parse_int(a, "--warmup", optarg, 0, 100000000, &o->pol.warmup); return 1;
+    case O_MINR: parse_int(a, "--min-reps", optarg, 1, 100000000, &o->pol.min_reps); return 1;
+    case O_MAXR: parse_int(a, "--max-reps", optarg, 1, 100000000, &o->pol.max_reps); return 1;
+    case O_CONF: parse_dbl(a, "--confidence", optarg, &o->pol.confidence); return 1;
+    case O_RELERR: parse_dbl(a, "--rel-err", optarg, &o->pol.rel_err); return 1;
+    case O_RULE:
+        if (!strcmp(optarg, "mean")) o->pol.rule = LTS_STOP_MEAN;
+        else if (!strcmp(optarg, "median")) o->pol.rule = LTS_STOP_MEDIAN;
+        else fail(a, "--stop-rule '%s': valid: mean, median", optarg);
+        return 1;
+    case O_BUDGET: parse_dbl(a, "--budget", optarg, &o->pol.budget_s); return 1;
+    case O_SEED: {
+        char *end;
+        errno = 0;
+        o->seed = strtoull(optarg, &end, 10);
+        if (errno || end == optarg || *end || optarg[0] == '-') fail(a, "--seed '%s': must be a non-negative integer", optarg);
+        return 1;
+    }
+    case O_RAW: o->raw = 1; return 1;
+    case O_OUTPUT: case 'o': o->output = optarg; return 1;
+    case O_PROGRESS: o->progress = 1; return 1;
+    case O_HELP: if (a->me == 0) fputs(USAGE, stdout); return -1;
+    default: return 0;
+    }
+}
+
+/* An option that is not the command's own: known to another command, or unknown. */
+static void foreign_opt(app_t *a, int c, char **argv, const char *cmd) {
+    for (const struct option *op = opts; c >= O_OP && op->name; op++)
+        if (op->val == c) {
+            fail(a, "option '--%s' does not apply to %s; see latscope-bench --help", op->name, cmd);
+            return;
+        }
+    {
+        fail(a, "unknown or incomplete option '%s'; see latscope-bench --help", argv[optind - 1]);
+    }
+}
+
+/* Validate the common options (after the getopt loop). */
+static void common_check(app_t *a, common_t *o, const char *cmd) {
+    char msg[512];
+    if (!a->have_err && lts_rep_policy_check(&o->pol, msg, sizeof msg)) fail(a, "%s", msg);
+    o->sync_i = lookup(a, &lts_sync_registry, "--sync", o->sync_name);
+    lookup(a, &lts_timer_registry, "--timer", o->timer_name);
+    o->tmeth = LTS_TIMING_ROOT;
+    if (!strcmp(o->timing, "max")) o->tmeth = LTS_TIMING_MAX;
+    else if (strcmp(o->timing, "root")) fail(a, "--timing '%s': valid for %s: root, max", o->timing, cmd);
+    if (!a->have_err && lts_parse_sizes(o->sizes_spec, &o->sizes, &o->nsizes, msg, sizeof msg))
+        fail(a, "--sizes: %s", msg);
+}
+
+/* Open the timer, agree on the verdict across ranks, open the output on rank 0. 0: go on. */
+static int common_open(app_t *a, common_t *o) {
+    if (!a->have_err) {
+        int rc = lts_timer_open(o->timer_name, &o->timer);
+        if (rc) fail(a, "--timer %s: %s on this machine", o->timer_name, lts_strerror(rc));
+    }
+    /* Timer availability could differ between hosts: agree on a verdict before anything else. */
+    int local_bad = a->have_err, any_bad;
+    MPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_bad && !a->have_err) fail(a, "another rank rejected the arguments");
+    /* Only rank 0 writes: its verdict on the output file is broadcast. */
+    int out_ok = 1;
+    if (!any_bad && a->me == 0) {
+        if (!strcmp(o->output, "-")) o->out = stdout;
+        else if (!(o->out = fopen(o->output, "w"))) {
+            out_ok = 0;
+            fail(a, "--output '%s': cannot be written (%s); give a writable path or - for standard output", o->output,
+                 strerror(errno));
+        }
+    }
+    MPI_Bcast(&out_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (any_bad || !out_ok) {
+        if (!a->have_err) fail(a, "rank 0 could not open the output");
+        return 1;
+    }
+    /* seeds are broadcast so every rank agrees (recorded; nothing random here yet) */
+    MPI_Bcast(&o->seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    return 0;
+}
+
+static const lts_sync_desc_t *common_sync(const common_t *o) {
+    return (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)o->sync_i);
+}
+
+/* After the run: agree on write errors, close, report. */
+static int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd) {
+    int any_io;
+    MPI_Allreduce(&io_error, &any_io, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (a->me == 0 && o->out && o->out != stdout) fclose(o->out);
+    if (rc) {
+        if (a->me == 0) fprintf(stderr, "latscope-bench: %s failed: %s\n", cmd, lts_strerror(rc));
+        return 3;
+    }
+    if (any_io) {
+        if (a->me == 0) fprintf(stderr, "latscope-bench: writing results failed\n");
+        return 3;
+    }
     return 0;
 }
 
 static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *op_name = "pingpong", *mode = "par", *pairs = NULL, *triplets = NULL;
-    const char *sizes_spec = "0,8,64,1K,8K,64K", *timer_name = "monotonic", *timing = "root", *sync_name = "barrier";
-    const char *output = "-";
     long reply = -2;   /* -2: default for the op */
-    int window = 64, raw = 0, progress = 0;
-    unsigned long long seed = 1;
-    lts_rep_policy_t pol;
-    lts_rep_policy_default(&pol);
+    int window = 64;
+    common_t o;
+    common_init(&o);
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        int h = common_opt(a, &o, c);
+        if (h < 0) return -1;
+        if (h) continue;
         switch (c) {
         case O_OP: op_name = optarg; break;
         case O_MODE: mode = optarg; break;
         case O_PAIRS: pairs = optarg; break;
         case O_TRIPLETS: triplets = optarg; break;
-        case O_SIZES: sizes_spec = optarg; break;
         case O_REPLY: {
             size_t v;
             int rc = lts_parse_size(optarg, &v);
@@ -212,49 +363,15 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
             break;
         }
         case O_WINDOW: parse_int(a, "--window", optarg, 1, 1024, &window); break;
-        case O_TIMER: timer_name = optarg; break;
-        case O_TIMING: timing = optarg; break;
-        case O_SYNC: sync_name = optarg; break;
-        case O_WARMUP: parse_int(a, "--warmup", optarg, 0, 100000000, &pol.warmup); break;
-        case O_MINR: parse_int(a, "--min-reps", optarg, 1, 100000000, &pol.min_reps); break;
-        case O_MAXR: parse_int(a, "--max-reps", optarg, 1, 100000000, &pol.max_reps); break;
-        case O_CONF: parse_dbl(a, "--confidence", optarg, &pol.confidence); break;
-        case O_RELERR: parse_dbl(a, "--rel-err", optarg, &pol.rel_err); break;
-        case O_RULE:
-            if (!strcmp(optarg, "mean")) pol.rule = LTS_STOP_MEAN;
-            else if (!strcmp(optarg, "median")) pol.rule = LTS_STOP_MEDIAN;
-            else fail(a, "--stop-rule '%s': valid: mean, median", optarg);
-            break;
-        case O_BUDGET: parse_dbl(a, "--budget", optarg, &pol.budget_s); break;
-        case O_SEED: {
-            char *end;
-            errno = 0;
-            seed = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-') fail(a, "--seed '%s': must be a non-negative integer", optarg);
-            break;
-        }
-        case O_RAW: raw = 1; break;
-        case O_OUTPUT: case 'o': output = optarg; break;
-        case O_PROGRESS: progress = 1; break;
-        case O_HELP: if (a->me == 0) fputs(USAGE, stdout); return -1;
-        default:
-            fail(a, "unknown or incomplete option '%s'; see latscope-bench --help", argv[optind - 1]);
+        default: foreign_opt(a, c, argv, "p2p");
         }
     }
     if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
 
-    char msg[512];
-    if (!a->have_err && lts_rep_policy_check(&pol, msg, sizeof msg)) fail(a, "%s", msg);
     int op_i = lookup(a, &lts_p2p_registry, "--op", op_name);
-    int sync_i = lookup(a, &lts_sync_registry, "--sync", sync_name);
-    int timer_i = lookup(a, &lts_timer_registry, "--timer", timer_name);
-    (void)timer_i;
+    common_check(a, &o, "p2p");
     if (strcmp(mode, "seq") && strcmp(mode, "par")) fail(a, "--mode '%s': valid: seq, par", mode);
-    lts_timing_t tmeth = LTS_TIMING_ROOT;
-    if (!strcmp(timing, "max")) tmeth = LTS_TIMING_MAX;
-    else if (strcmp(timing, "root")) fail(a, "--timing '%s': valid for p2p: root, max", timing);
-    size_t *sizes = NULL, nsizes = 0;
-    if (!a->have_err && lts_parse_sizes(sizes_spec, &sizes, &nsizes, msg, sizeof msg)) fail(a, "--sizes: %s", msg);
+    size_t *sizes = o.sizes, nsizes = o.nsizes;
 
     const lts_op_desc_t *op = op_i >= 0 ? (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)op_i) : NULL;
     int *groups = NULL;
@@ -285,63 +402,93 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
                      window, max_b);
         }
     }
-
-    lts_timer_t timer;
-    if (!a->have_err) {
-        int rc = lts_timer_open(timer_name, &timer);
-        if (rc) fail(a, "--timer %s: %s on this machine", timer_name, lts_strerror(rc));
-    }
-    /* Timer availability could differ between hosts: agree on a verdict before anything else. */
-    int local_bad = a->have_err, any_bad;
-    MPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any_bad && !a->have_err) fail(a, "another rank rejected the arguments");
-
-    /* Only rank 0 writes: its verdict on the output file is broadcast. */
-    FILE *out = NULL;
-    int out_ok = 1;
-    if (!any_bad && a->me == 0) {
-        if (!strcmp(output, "-")) out = stdout;
-        else if (!(out = fopen(output, "w"))) {
-            out_ok = 0;
-            fail(a, "--output '%s': cannot be written (%s); give a writable path or - for standard output", output,
-                 strerror(errno));
-        }
-    }
-    MPI_Bcast(&out_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (any_bad || !out_ok) {
-        if (!a->have_err) fail(a, "rank 0 could not open the output");
+    if (common_open(a, &o)) {
         free(sizes);
         free(groups);
         return 1;
     }
 
-    lts_run_info_t info = {"latscope-bench", "p2p", op->name, mode, timing, &timer, &pol,
-                           ((const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)sync_i))->name,
-                           seed, full_argc, full_argv, sizes, nsizes, reply, window};
-    /* seeds are broadcast so every rank agrees (nothing random yet in p2p, but recorded) */
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    int rc = lts_results_write_meta(out, MPI_COMM_WORLD, &info);
+    lts_run_info_t info = {"latscope-bench", "p2p", op->name, mode, o.timing, &o.timer, &o.pol, common_sync(&o)->name,
+                           o.seed, full_argc, full_argv, sizes, nsizes, reply, window};
+    int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
 
-    emit_ctx_t e = {out, &info, raw, progress, 0, nsizes * ngroups, rc != 0};
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nsizes * ngroups, rc != 0};
     lts_p2p_cfg_t cfg = {op, !strcmp(mode, "par") ? LTS_MODE_PAR : LTS_MODE_SEQ, groups, ngroups, sizes, nsizes, reply,
-                         window,
-                         {&timer, pol, (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)sync_i), tmeth},
-                         on_point, &e};
+                         window, {&o.timer, o.pol, common_sync(&o), o.tmeth}, on_point, &e};
     rc = lts_p2p_run(MPI_COMM_WORLD, &cfg);
-    int io = e.io_error, any_io;
-    MPI_Allreduce(&io, &any_io, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (a->me == 0 && out && out != stdout) fclose(out);
     free(sizes);
     free(groups);
-    if (rc) {
-        if (a->me == 0) fprintf(stderr, "latscope-bench: p2p failed: %s\n", lts_strerror(rc));
-        return 3;
+    return common_finish(a, &o, rc, e.io_error, "p2p");
+}
+
+/* Collectives over all ranks: every selected algorithm at every size, through lts_measure. */
+static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
+    const char *op_name = "bcast", *alg_spec = "all", *root_s = "0";
+    common_t o;
+    common_init(&o);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        int h = common_opt(a, &o, c);
+        if (h < 0) return -1;
+        if (h) continue;
+        switch (c) {
+        case O_OP: op_name = optarg; break;
+        case O_ALG: alg_spec = optarg; break;
+        case O_ROOT: root_s = optarg; break;
+        default: foreign_opt(a, c, argv, "coll");
+        }
     }
-    if (any_io) {
-        if (a->me == 0) fprintf(stderr, "latscope-bench: writing results failed\n");
-        return 3;
+    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
+
+    int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
+    common_check(a, &o, "coll");
+    char *end;
+    errno = 0;
+    long root = strtol(root_s, &end, 10);
+    if (errno || end == root_s || *end || root < 0 || root >= a->P)
+        fail(a, "--root '%s': must be a rank of this run, 0..%d", root_s, a->P - 1);
+    const lts_coll_alg_t **algs = NULL;
+    size_t nalgs = 0;
+    if (op_i >= 0) {
+        const lts_registry_t *reg = lts_coll_registry((lts_coll_op_t)op_i);
+        uint64_t mask = 0;
+        char bad[128] = "", names[512];
+        lts_reg_names(reg, names, sizeof names);
+        int rc = lts_reg_select(reg, alg_spec, &mask, bad, sizeof bad);
+        if (rc) fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
+        else if (!mask) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
+        algs = malloc(reg->count * sizeof *algs);
+        for (size_t i = 0; algs && i < reg->count; i++)
+            if (mask & ((uint64_t)1 << i)) algs[nalgs++] = (const lts_coll_alg_t *)lts_reg_row(reg, i);
+        /* split operations: the default sizes are per-rank blocks of 0, 8, ... 64K */
+        if (!o.sizes_given && !a->have_err && !lts_coll_size_ok(op_i, 1, a->P))
+            for (size_t s = 0; s < o.nsizes; s++) o.sizes[s] *= (size_t)a->P;
+        for (size_t s = 0; s < o.nsizes && !a->have_err; s++) {
+            if (!lts_coll_size_ok(op_i, o.sizes[s], a->P))
+                fail(a, "--sizes: %zu B is not divisible by the %d ranks: --op %s splits the size (the whole buffer) "
+                     "into one block per rank; give multiples of %d", o.sizes[s], a->P, op_name, a->P);
+            else if (o.sizes[s] > (size_t)INT_MAX)
+                fail(a, "--sizes: %zu B is more than an MPI count can say", o.sizes[s]);
+        }
     }
-    return 0;
+    if (common_open(a, &o)) {
+        free(o.sizes);
+        free(algs);
+        return 1;
+    }
+    const char *opn = lts_reg_row(&lts_coll_op_names, (size_t)op_i)->name;
+    lts_run_info_t info = {"latscope-bench", "coll", opn, NULL, o.timing, &o.timer, &o.pol, common_sync(&o)->name,
+                           o.seed, full_argc, full_argv, o.sizes, o.nsizes, -1, 0};
+    int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nalgs * o.nsizes, rc != 0};
+    lts_coll_cfg_t cfg = {op_i, algs, nalgs, (int)root, o.sizes, o.nsizes,
+                          {&o.timer, o.pol, common_sync(&o), o.tmeth}, on_point, &e};
+    rc = lts_coll_run(MPI_COMM_WORLD, &cfg);
+    free(o.sizes);
+    free(algs);
+    return common_finish(a, &o, rc, e.io_error, "coll");
 }
 
 int main(int argc, char **argv) {
@@ -351,7 +498,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &a.P);
     int status = 0;
     if (argc < 2) {
-        fail(&a, "missing command: p2p or list; see latscope-bench --help");
+        fail(&a, "missing command: p2p, coll or list; see latscope-bench --help");
     } else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         if (a.me == 0) fputs(USAGE, stdout);
     } else if (!strcmp(argv[1], "--version")) {
@@ -361,8 +508,11 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[1], "p2p")) {
         int rc = cmd_p2p(&a, argc - 1, argv + 1, argc, argv);
         if (rc > 1) status = rc;
+    } else if (!strcmp(argv[1], "coll")) {
+        int rc = cmd_coll(&a, argc - 1, argv + 1, argc, argv);
+        if (rc > 1) status = rc;
     } else {
-        fail(&a, "unknown command '%s': valid commands: p2p, list", argv[1]);
+        fail(&a, "unknown command '%s': valid commands: p2p, coll, list", argv[1]);
     }
     if (a.have_err) {
         if (a.me == 0) fprintf(stderr, "latscope-bench: error: %s\n", a.err);

@@ -20,13 +20,15 @@ typedef struct lts_op_ctx {
     int window;           /* messages in flight (bandwidth) */
     void *sbuf, *rbuf;    /* allocated by the caller: see lts_op_bufsize() */
     void *state;          /* the operation's own */
+    int root;             /* collectives: the root in comm */
+    const struct lts_coll_alg *alg;  /* collectives: the implementation to time (algos.h) */
     MPI_Request req;      /* a receive posted by the op's prepare() */
 } lts_op_ctx_t;
 
 typedef struct lts_op_desc {
     const char *name;
     const char *help;
-    int group_size;        /* ranks per experiment: 2 pair, 3 triplet, 1 a single rank */
+    int group_size;        /* ranks per experiment: 2 pair, 3 triplet, 1 a single rank, 0 all of comm */
     int windowed;          /* rbuf holds `window` messages */
     double scale;          /* reported value = scale * elapsed (ping-pong: RTT/2) */
     const char *metric;    /* what the value is: "latency", "rtt", "time" */
@@ -88,6 +90,8 @@ typedef struct lts_point {
     size_t bytes, reply_bytes;
     int window;
     const lts_measurement_t *m;
+    const char *alg;        /* collectives: the algorithm (NULL for p2p) */
+    int root;               /* collectives: world rank of the root */
 } lts_point_t;
 
 typedef void (*lts_point_cb)(void *ud, const lts_point_t *pt);
@@ -114,6 +118,36 @@ int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg);
 int lts_all_pairs(int P, int **out, size_t *npairs);
 /* All triplets (i; j<k), i not in {j,k}; caller frees *out. */
 int lts_all_triplets(int P, int **out, size_t *n);
+
+/* ---- collectives over the whole communicator ------------------------------------------ */
+
+struct lts_coll_alg;
+/* One descriptor per collective operation; row i is lts_coll_op_t i (algos.h). group_size 0:
+ * all ranks of the communicator. */
+extern const lts_registry_t lts_coll_op_registry;
+
+/* Size convention: bcast, reduce, allreduce: size = the message (each rank's vector);
+ * scatter, gather: the root's whole buffer, block size/P per rank; allgather: each rank's
+ * whole result; alltoall: each rank's whole send buffer. Returns 1 if `bytes` is valid for op
+ * on P ranks (those split into P blocks need bytes % P == 0). */
+int lts_coll_size_ok(int op, size_t bytes, int P);
+
+typedef struct lts_coll_cfg {
+    int op;                                  /* lts_coll_op_t */
+    const struct lts_coll_alg *const *algs;  /* nalgs rows of lts_coll_registry(op) */
+    size_t nalgs;
+    int root;                                /* rank in comm */
+    const size_t *sizes;
+    size_t nsizes;
+    lts_measure_cfg_t measure;
+    lts_point_cb on_point;                   /* called on the root for every point */
+    void *ud;
+} lts_coll_cfg_t;
+
+/* Time every (algorithm, size) with lts_measure on all of comm (collective over comm). The
+ * communicator is renumbered so that `root` is rank 0: root timing is on the collective's
+ * root (for rootless operations, on rank `root`). Points are reported by the root. */
+int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg);
 
 #ifdef __cplusplus
 }

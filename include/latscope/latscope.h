@@ -12,4 +12,5 @@
 #include "latscope/json.h"
 #include "latscope/bench.h"
 #include "latscope/results.h"
+#include "latscope/algos.h"
 #endif

@@ -14,7 +14,7 @@ from latscope.run import LaunchError, run_program
 EXIT_USAGE = 2
 
 # Modules that add their own subcommands: each has add_parser(subparsers) and main(args) -> int.
-PLUGIN_MODULES = ["latscope.model_cli", "latscope.predict_cli"]
+PLUGIN_MODULES = ["latscope.model_cli", "latscope.predict_cli", "latscope.tables_cli"]
 
 
 def _launcher_args(p: argparse.ArgumentParser) -> None:

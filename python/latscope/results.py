@@ -40,9 +40,10 @@ class Results:
         df = self.points
         rows = []
         for _, r in df.iterrows():
+            g = r.get("group")
             rows.append({
-                "op": r["op"],
-                "group": "->".join(str(g) for g in r["group"]),
+                "op": r["op"] if pd.isna(r.get("alg", None)) else f"{r['op']}:{r['alg']}",
+                "group": "->".join(str(x) for x in g) if isinstance(g, list) else f"all (root {r.get('root')})",
                 "size": fmt_size(r["size_bytes"]),
                 "n": int(r["n"]),
                 "median": fmt_time(r["median_s"]),
@@ -87,6 +88,7 @@ def load(path: str | Path) -> Results:
     if meta is None:
         raise ResultsError(f"{p}: empty results file")
     df = pd.DataFrame.from_records(recs)
-    if not df.empty:
-        df["pair"] = df["group"].map(lambda g: tuple(g))
+    if not df.empty and "group" in df:
+        # collective records have no group (all ranks take part)
+        df["pair"] = df["group"].map(lambda g: tuple(g) if isinstance(g, list) else None)
     return Results(meta=meta, points=df, path=p, raw=raw)

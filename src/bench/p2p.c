@@ -151,7 +151,7 @@ int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg) {
                     if (cfg->on_point) {
                         lts_point_t pt = {op->name, grp, W, r, cfg->sizes[s],
                                           cfg->reply_bytes >= 0 ? (size_t)cfg->reply_bytes : cfg->sizes[s],
-                                          cfg->window, pm};
+                                          cfg->window, pm, NULL, -1};
                         cfg->on_point(cfg->ud, &pt);
                     }
                     if (pm != &m) lts_measurement_free(&rm);

@@ -84,7 +84,8 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     for (size_t s = 0; s < in->nsizes; s++) lts_json_int(&j, NULL, (long long)in->sizes[s]);
     lts_json_arr_end(&j);
     if (in->reply_bytes >= 0) lts_json_int(&j, "reply_bytes", in->reply_bytes); else lts_json_null(&j, "reply_bytes");
-    lts_json_int(&j, "window", in->window);
+    /* p2p always has a window; a collective has none: null, never a zero */
+    if (in->window > 0) lts_json_int(&j, "window", in->window); else lts_json_null(&j, "window");
     lts_json_int(&j, "seed", (long long)in->seed);
     lts_json_arr_begin(&j, "command_line");
     for (int a = 0; a < in->argc; a++) lts_json_str(&j, NULL, in->argv[a]);
@@ -112,14 +113,21 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
     lts_json_str(&j, "type", "point");
     lts_json_str(&j, "bench", in->bench);
     lts_json_str(&j, "op", pt->op);
-    lts_json_str(&j, "mode", in->mode);
-    lts_json_arr_begin(&j, "group");
-    for (int k = 0; k < pt->group_size; k++) lts_json_int(&j, NULL, pt->group[k]);
-    lts_json_arr_end(&j);
-    lts_json_int(&j, "round", pt->round);
-    lts_json_int(&j, "size_bytes", (long long)pt->bytes);
-    lts_json_int(&j, "reply_bytes", (long long)pt->reply_bytes);
-    lts_json_int(&j, "window", pt->window);
+    if (pt->alg) {
+        /* collective: all ranks take part; the algorithm and the root (world rank) say the rest */
+        lts_json_str(&j, "alg", pt->alg);
+        lts_json_int(&j, "root", pt->root);
+        lts_json_int(&j, "size_bytes", (long long)pt->bytes);
+    } else {
+        lts_json_str(&j, "mode", in->mode);
+        lts_json_arr_begin(&j, "group");
+        for (int k = 0; k < pt->group_size; k++) lts_json_int(&j, NULL, pt->group[k]);
+        lts_json_arr_end(&j);
+        lts_json_int(&j, "round", pt->round);
+        lts_json_int(&j, "size_bytes", (long long)pt->bytes);
+        lts_json_int(&j, "reply_bytes", (long long)pt->reply_bytes);
+        lts_json_int(&j, "window", pt->window);
+    }
     lts_json_int(&j, "n", (long long)s.n);
     lts_json_dbl(&j, "min_s", s.min);
     lts_json_dbl(&j, "mean_s", s.mean);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 void lts_rep_policy_default(lts_rep_policy_t *p) {
-    p->warmup = 10;
+    p->warmup = 100;   /* fewer left the first timed repetitions measurably slower (bench/adaptive_reps.py) */
     p->min_reps = 20;
     p->max_reps = 100000;
     p->confidence = 0.95;

@@ -40,17 +40,19 @@ int lts_cycles_calibrate(double calib_s, double *ticks_per_s) {
     if (f) { *ticks_per_s = (double)f; return LTS_OK; }
 #endif
     /* Bracket each reading of the monotonic clock by two counter reads and keep the
-     * tightest bracket, so a preemption between the reads cannot bias the slope. */
+     * tightest bracket, so a preemption between the reads cannot bias the slope. On a busy
+     * machine a window can be preempted: retry, and fall back to the tightest window seen. */
     double best = -1.0;
-    for (int attempt = 0; attempt < 3; attempt++) {
+    uint64_t best_width = UINT64_MAX;
+    for (int attempt = 0; attempt < 50; attempt++) {
         uint64_t a0 = lts_cycles(); double m0 = mono_raw(); uint64_t a1 = lts_cycles();
         double end = m0 + calib_s, m1;
         uint64_t b0, b1;
         do { b0 = lts_cycles(); m1 = mono_raw(); b1 = lts_cycles(); } while (m1 < end);
-        if (b1 - b0 > 10000 || a1 - a0 > 10000) continue;
         double f = ((double)(b0 + b1) / 2.0 - (double)(a0 + a1) / 2.0) / (m1 - m0);
-        if (best < 0 || f > 0) best = f;
-        break;
+        uint64_t width = (b1 - b0) + (a1 - a0);
+        if (f > 0 && width < best_width) { best = f; best_width = width; }
+        if (width <= 20000) break;   /* both brackets tight: no preemption in the reads */
     }
     if (best <= 0) return LTS_ENOTSUP;
     *ticks_per_s = best;

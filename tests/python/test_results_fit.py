@@ -145,3 +145,14 @@ def test_units():
     assert parse_size("1KB") == parse_size("1KiB") == 1024
     with pytest.raises(ValueError, match="'ten'"):
         parse_duration("ten")
+
+
+def test_loader_reads_collective_records(tmp_path):
+    out = tmp_path / "c.jsonl"
+    cp = mpirun(2, ["coll", "--op", "bcast", "--alg", "native,linear", "--sizes", "0,1K", "--min-reps", "5",
+                    "--max-reps", "5", "-o", str(out)])
+    assert cp.returncode == 0, cp.stderr
+    res = load(out)
+    assert list(res.points["alg"]) == ["native", "native", "linear", "linear"] or len(res.points) == 4
+    s = res.summary()
+    assert set(s["op"]) == {"bcast:native", "bcast:linear"} and (s["group"] == "all (root 0)").all()

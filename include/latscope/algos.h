@@ -1,0 +1,98 @@
+/* Collective algorithms: one registry per collective operation, each row an implementation
+ * with the exact MPI signature (so any of them can stand in for the MPI call). Built-in rows:
+ * `native` (the MPI library's own), `linear` and `binomial` for bcast, scatter and gather, and
+ * a `null` row per operation (moves nothing; tests the registry and the driver's own cost).
+ * Users add their own implementations at run time with lts_coll_register(). */
+#ifndef LATSCOPE_ALGOS_H
+#define LATSCOPE_ALGOS_H
+#include <mpi.h>
+#include "latscope/registry.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The collective operations, in the order of lts_coll_op_registry's rows. */
+typedef enum {
+    LTS_COLL_BARRIER = 0,
+    LTS_COLL_BCAST,
+    LTS_COLL_REDUCE,
+    LTS_COLL_ALLREDUCE,
+    LTS_COLL_SCATTER,
+    LTS_COLL_GATHER,
+    LTS_COLL_ALLGATHER,
+    LTS_COLL_ALLTOALL,
+    LTS_COLL_NOPS
+} lts_coll_op_t;
+
+typedef int (*lts_barrier_fn)(MPI_Comm comm);
+typedef int (*lts_bcast_fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+typedef int (*lts_reduce_fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                             MPI_Comm comm);
+typedef int (*lts_allreduce_fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+typedef int (*lts_scatter_fn)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                              MPI_Datatype rtype, int root, MPI_Comm comm);
+typedef lts_scatter_fn lts_gather_fn;
+typedef int (*lts_allgather_fn)(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                MPI_Datatype rtype, MPI_Comm comm);
+typedef lts_allgather_fn lts_alltoall_fn;
+
+/* One function pointer, typed per operation (the row's `op` says which member is valid). */
+typedef union lts_coll_fn {
+    lts_barrier_fn barrier;
+    lts_bcast_fn bcast;
+    lts_reduce_fn reduce;
+    lts_allreduce_fn allreduce;
+    lts_scatter_fn scatter;
+    lts_gather_fn gather;
+    lts_allgather_fn allgather;
+    lts_alltoall_fn alltoall;
+} lts_coll_fn_t;
+
+/* A registry row (starts with the lts_reg_head_t fields). */
+typedef struct lts_coll_alg {
+    const char *name;     /* "native", "linear", "binomial", ... unique within its operation */
+    const char *help;
+    lts_coll_op_t op;
+    lts_coll_fn_t fn;
+} lts_coll_alg_t;
+
+/* Name and help of each operation (row i is lts_coll_op_t i): "barrier", "bcast", ... */
+extern const lts_registry_t lts_coll_op_names;
+
+/* The algorithms of one operation, built-in rows first, then registered ones, in a registry
+ * view usable with lts_reg_find / lts_reg_select ("native,binomial", "-linear"). NULL for an
+ * operation out of range. The view stays valid; its count grows on registration. */
+const lts_registry_t *lts_coll_registry(lts_coll_op_t op);
+
+/* The row of `op` named `name` (a ":params" suffix is ignored), or NULL. */
+const lts_coll_alg_t *lts_coll_find(lts_coll_op_t op, const char *name);
+
+/* Operation number for a name ("bcast"), or LTS_ENOTFOUND. */
+int lts_coll_op_find(const char *name);
+
+/* Add a user-supplied implementation with the operation's MPI signature, e.g.
+ *   lts_coll_register(LTS_COLL_BCAST, "mine", "my pipelined bcast", (lts_coll_fn_t){.bcast = my_bcast});
+ * The name is copied. It must be non-empty, of letters, digits, '_' and '.', not "all", and not
+ * already taken within the operation. Returns 0, LTS_EINVAL (bad op/name/NULL function),
+ * LTS_ERANGE (table full) or LTS_ENOMEM. Not thread-safe: register before benchmarking, and do
+ * it identically on every rank (selection by name must agree across ranks). */
+int lts_coll_register(lts_coll_op_t op, const char *name, const char *help, lts_coll_fn_t fn);
+
+/* Built-in implementations (usable directly). Correct for any communicator size, any root,
+ * count 0. Point-to-point tags used: LTS_COLL_TAG. */
+#define LTS_COLL_TAG 0x4c54
+int lts_bcast_linear(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+int lts_bcast_binomial(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+int lts_scatter_linear(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                       int root, MPI_Comm comm);
+int lts_scatter_binomial(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                         MPI_Datatype rtype, int root, MPI_Comm comm);
+int lts_gather_linear(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                      int root, MPI_Comm comm);
+int lts_gather_binomial(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        int root, MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

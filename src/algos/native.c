@@ -1,0 +1,71 @@
+/* The MPI library's own collectives, and the `null` rows (move nothing: test the registry and
+ * time the driver's own cost), behind the registry's typed signatures. */
+#include "internal.h"
+
+static int native_barrier(MPI_Comm c) { return MPI_Barrier(c); }
+static int native_bcast(void *b, int n, MPI_Datatype t, int r, MPI_Comm c) { return MPI_Bcast(b, n, t, r, c); }
+static int native_reduce(const void *s, void *b, int n, MPI_Datatype t, MPI_Op o, int r, MPI_Comm c) {
+    return MPI_Reduce(s, b, n, t, o, r, c);
+}
+static int native_allreduce(const void *s, void *b, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
+    return MPI_Allreduce(s, b, n, t, o, c);
+}
+static int native_scatter(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI_Datatype rt, int r, MPI_Comm c) {
+    return MPI_Scatter(s, sn, st, b, rn, rt, r, c);
+}
+static int native_gather(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI_Datatype rt, int r, MPI_Comm c) {
+    return MPI_Gather(s, sn, st, b, rn, rt, r, c);
+}
+static int native_allgather(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI_Datatype rt, MPI_Comm c) {
+    return MPI_Allgather(s, sn, st, b, rn, rt, c);
+}
+static int native_alltoall(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI_Datatype rt, MPI_Comm c) {
+    return MPI_Alltoall(s, sn, st, b, rn, rt, c);
+}
+
+static int null_barrier(MPI_Comm c) { return MPI_SUCCESS; }
+static int null_bcast(void *b, int n, MPI_Datatype t, int r, MPI_Comm c) { return MPI_SUCCESS; }
+static int null_reduce(const void *s, void *b, int n, MPI_Datatype t, MPI_Op o, int r, MPI_Comm c) { return MPI_SUCCESS; }
+static int null_allreduce(const void *s, void *b, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c) { return MPI_SUCCESS; }
+static int null_rooted(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI_Datatype rt, int r, MPI_Comm c) {
+    return MPI_SUCCESS;
+}
+static int null_all(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI_Datatype rt, MPI_Comm c) {
+    return MPI_SUCCESS;
+}
+
+#define NATIVE "the MPI library's own implementation"
+#define NULLH "moves nothing: tests the registry; times the driver's own cost (never in \"all\")"
+/* THE built-in table: every algorithm of every collective, one row each. */
+const lts_coll_alg_t lts_coll_builtin[] = {
+    {"native", NATIVE, LTS_COLL_BARRIER, {.barrier = native_barrier}},
+    {"null", NULLH, LTS_COLL_BARRIER, {.barrier = null_barrier}},
+    {"native", NATIVE, LTS_COLL_BCAST, {.bcast = native_bcast}},
+    {"linear", "flat tree: the root sends to each rank in turn (nonblocking)", LTS_COLL_BCAST, {.bcast = lts_bcast_linear}},
+    {"binomial", "binomial tree: ceil(log2 P) rounds, each rank receives once", LTS_COLL_BCAST,
+     {.bcast = lts_bcast_binomial}},
+    {"null", NULLH, LTS_COLL_BCAST, {.bcast = null_bcast}},
+    {"native", NATIVE, LTS_COLL_REDUCE, {.reduce = native_reduce}},
+    {"null", NULLH, LTS_COLL_REDUCE, {.reduce = null_reduce}},
+    {"native", NATIVE, LTS_COLL_ALLREDUCE, {.allreduce = native_allreduce}},
+    {"null", NULLH, LTS_COLL_ALLREDUCE, {.allreduce = null_allreduce}},
+    {"native", NATIVE, LTS_COLL_SCATTER, {.scatter = native_scatter}},
+    {"linear", "flat tree: the root sends each rank its block (nonblocking)", LTS_COLL_SCATTER,
+     {.scatter = lts_scatter_linear}},
+    {"binomial", "binomial tree: subtree roots forward their subtree's blocks", LTS_COLL_SCATTER,
+     {.scatter = lts_scatter_binomial}},
+    {"null", NULLH, LTS_COLL_SCATTER, {.scatter = null_rooted}},
+    {"native", NATIVE, LTS_COLL_GATHER, {.gather = native_gather}},
+    {"linear", "flat tree: the root receives each rank's block (nonblocking)", LTS_COLL_GATHER,
+     {.gather = lts_gather_linear}},
+    {"binomial", "binomial tree: subtrees collected bottom-up, one message per subtree", LTS_COLL_GATHER,
+     {.gather = lts_gather_binomial}},
+    {"null", NULLH, LTS_COLL_GATHER, {.gather = null_rooted}},
+    {"native", NATIVE, LTS_COLL_ALLGATHER, {.allgather = native_allgather}},
+    {"null", NULLH, LTS_COLL_ALLGATHER, {.allgather = null_all}},
+    {"native", NATIVE, LTS_COLL_ALLTOALL, {.alltoall = native_alltoall}},
+    {"null", NULLH, LTS_COLL_ALLTOALL, {.alltoall = null_all}},
+};
+const size_t lts_coll_builtin_count = sizeof(lts_coll_builtin) / sizeof(lts_coll_builtin[0]);
+_Static_assert(sizeof(lts_coll_builtin) / sizeof(lts_coll_builtin[0]) <= LTS_REGISTRY_MAX * LTS_COLL_NOPS,
+               "collective algorithm table too large");

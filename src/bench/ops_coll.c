@@ -1,0 +1,127 @@
+/* Collective operation descriptors: each calls the selected algorithm (ctx->alg, a row of
+ * lts_coll_registry) on all of ctx->comm, timed by the one driver (lts_measure). Data are
+ * bytes (MPI_BYTE; reductions use MPI_BOR, defined on bytes). */
+#include "latscope/algos.h"
+#include "latscope/bench.h"
+#include "latscope/errors.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
+/* per-rank block of the operations whose size is split into P blocks */
+static int blk(const lts_op_ctx_t *c) { return (int)(c->bytes / (size_t)c->size); }
+
+static int barrier_run(lts_op_ctx_t *c) { return chk(c->alg->fn.barrier(c->comm)); }
+static int bcast_run(lts_op_ctx_t *c) { return chk(c->alg->fn.bcast(c->sbuf, (int)c->bytes, MPI_BYTE, c->root, c->comm)); }
+static int reduce_run(lts_op_ctx_t *c) {
+    return chk(c->alg->fn.reduce(c->sbuf, c->rbuf, (int)c->bytes, MPI_BYTE, MPI_BOR, c->root, c->comm));
+}
+static int allreduce_run(lts_op_ctx_t *c) {
+    return chk(c->alg->fn.allreduce(c->sbuf, c->rbuf, (int)c->bytes, MPI_BYTE, MPI_BOR, c->comm));
+}
+static int scatter_run(lts_op_ctx_t *c) {
+    return chk(c->alg->fn.scatter(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->root, c->comm));
+}
+static int gather_run(lts_op_ctx_t *c) {
+    return chk(c->alg->fn.gather(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->root, c->comm));
+}
+static int allgather_run(lts_op_ctx_t *c) {
+    return chk(c->alg->fn.allgather(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->comm));
+}
+static int alltoall_run(lts_op_ctx_t *c) {
+    return chk(c->alg->fn.alltoall(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->comm));
+}
+
+/* Row i is lts_coll_op_t i; names and help as lts_coll_op_names. */
+/* designated: lts_op_desc_t grows optional hooks that collectives leave NULL */
+#define COLL(name_, help_, run_) {.name = name_, .help = help_, .group_size = 0, .scale = 1.0, .metric = "time", .run = run_}
+static const lts_op_desc_t coll_ops[] = {
+    COLL("barrier", "MPI_Barrier", barrier_run),
+    COLL("bcast", "MPI_Bcast: size = the message", bcast_run),
+    COLL("reduce", "MPI_Reduce (MPI_BOR on bytes): size = each rank's vector", reduce_run),
+    COLL("allreduce", "MPI_Allreduce (MPI_BOR on bytes): size = each rank's vector", allreduce_run),
+    COLL("scatter", "MPI_Scatter: size = the root's whole buffer; each rank gets size/P", scatter_run),
+    COLL("gather", "MPI_Gather: size = the root's whole buffer; each rank sends size/P", gather_run),
+    COLL("allgather", "MPI_Allgather: size = each rank's whole result; each contributes size/P", allgather_run),
+    COLL("alltoall", "MPI_Alltoall: size = each rank's whole send buffer; size/P to each rank", alltoall_run),
+};
+_Static_assert(sizeof(coll_ops) / sizeof(coll_ops[0]) == LTS_COLL_NOPS, "one descriptor per collective operation");
+const lts_registry_t lts_coll_op_registry = LTS_REGISTRY("collective operation", coll_ops);
+
+int lts_coll_size_ok(int op, size_t bytes, int P) {
+    switch (op) {
+    case LTS_COLL_SCATTER: case LTS_COLL_GATHER: case LTS_COLL_ALLGATHER: case LTS_COLL_ALLTOALL:
+        return P > 0 && bytes % (size_t)P == 0;
+    default:
+        return 1;
+    }
+}
+
+/* The root's measurement, moved to rank 0 of the caller's communicator (which writes). */
+static int move_to_rank0(MPI_Comm comm, int root, int me, lts_measurement_t *m) {
+    enum { TAG = 0x4c55 };
+    if (root == 0 || (me != root && me != 0)) return LTS_OK;
+    double h[5];
+    if (me == root) {
+        h[0] = (double)m->n; h[1] = (double)m->reps_total; h[2] = m->stop_reason; h[3] = m->rel_err; h[4] = m->wall_s;
+        MPI_Send(h, 5, MPI_DOUBLE, 0, TAG, comm);
+        MPI_Send(m->samples, (int)m->n, MPI_DOUBLE, 0, TAG, comm);
+        lts_measurement_free(m);
+        return LTS_OK;
+    }
+    MPI_Recv(h, 5, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
+    m->n = (size_t)h[0]; m->reps_total = (long)h[1]; m->stop_reason = (int)h[2]; m->rel_err = h[3]; m->wall_s = h[4];
+    m->samples = malloc((m->n + 1) * sizeof *m->samples);
+    if (!m->samples) { MPI_Abort(comm, 1); return LTS_ENOMEM; }
+    MPI_Recv(m->samples, (int)m->n, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
+    return LTS_OK;
+}
+
+int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
+    int me, P, rc = LTS_OK;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &P);
+    if (cfg->op < 0 || cfg->op >= LTS_COLL_NOPS || cfg->root < 0 || cfg->root >= P) return LTS_EINVAL;
+    for (size_t s = 0; s < cfg->nsizes; s++)
+        if (!lts_coll_size_ok(cfg->op, cfg->sizes[s], P) || cfg->sizes[s] > (size_t)0x7fffffff) return LTS_EINVAL;
+    const lts_op_desc_t *op = (const lts_op_desc_t *)lts_reg_row(&lts_coll_op_registry, (size_t)cfg->op);
+    /* The driver times on rank 0 of its communicator: renumber so that the root is rank 0.
+     * Binomial and linear trees use ranks relative to the root, so the trees are unchanged. */
+    MPI_Comm rc_comm;
+    if (MPI_Comm_split(comm, 0, (me - cfg->root + P) % P, &rc_comm)) return LTS_EMPI;
+    size_t maxb = 0;
+    for (size_t s = 0; s < cfg->nsizes; s++) if (cfg->sizes[s] > maxb) maxb = cfg->sizes[s];
+    lts_op_ctx_t ctx = {0};
+    ctx.comm = rc_comm;
+    MPI_Comm_rank(rc_comm, &ctx.rank);
+    ctx.size = P;
+    ctx.root = 0;
+    ctx.sbuf = malloc(maxb + 1);
+    ctx.rbuf = malloc(maxb + 1);
+    int lok = ctx.sbuf && ctx.rbuf, ok;
+    MPI_Allreduce(&lok, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok) { rc = LTS_ENOMEM; goto out; }
+    memset(ctx.sbuf, me & 0xff, maxb + 1);
+    memset(ctx.rbuf, 0, maxb + 1);
+    for (size_t a = 0; a < cfg->nalgs && rc == LTS_OK; a++) {
+        ctx.alg = cfg->algs[a];
+        for (size_t s = 0; s < cfg->nsizes && rc == LTS_OK; s++) {
+            ctx.bytes = cfg->sizes[s];
+            lts_measurement_t m;
+            rc = lts_measure(op, &ctx, &cfg->measure, &m);
+            if (rc) break;
+            move_to_rank0(comm, cfg->root, me, &m);
+            if (me == 0 && cfg->on_point) {
+                int all = -1;
+                lts_point_t pt = {op->name, &all, 0, 0, cfg->sizes[s], cfg->sizes[s], 0, &m, ctx.alg->name, cfg->root};
+                cfg->on_point(cfg->ud, &pt);
+            }
+            lts_measurement_free(&m);
+        }
+    }
+out:
+    free(ctx.sbuf);
+    free(ctx.rbuf);
+    MPI_Comm_free(&rc_comm);
+    return rc;
+}

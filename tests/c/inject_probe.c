@@ -1,0 +1,214 @@
+/* inject-probe: the MPI program the injector's tests run. A ping-pong between ranks 0 and 1
+ * (timing the round trip and each rank's MPI_Send call), a few collectives, and one pass over
+ * every other wrapped entry point, all with checksummed contents. Rank 0 prints one JSON line.
+ *   inject-probe [iters] [coll_iters]      (any np >= 1; the ping-pong needs np >= 2) */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) { qsort(v, (size_t)n, sizeof *v, cmp_d); return n ? v[n / 2] : 0; }
+static double minimum(double *v, int n) { double m = v[0]; for (int i = 1; i < n; i++) if (v[i] < m) m = v[i]; return m; }
+
+#define PAY 64
+static void fill(unsigned *b, int n, unsigned key) { for (int i = 0; i < n; i++) b[i] = key * 2654435761u + (unsigned)i; }
+static int good(const unsigned *b, int n, unsigned key) {
+    for (int i = 0; i < n; i++) if (b[i] != key * 2654435761u + (unsigned)i) return 0;
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int iters = argc > 1 ? atoi(argv[1]) : 1000, citers = argc > 2 ? atoi(argv[2]) : 200;
+    if (iters < 1 || citers < 1) {
+        if (rank == 0) fprintf(stderr, "inject-probe: iters and coll_iters must be >= 1\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int bad = 0;
+    unsigned buf[PAY], rbuf[PAY];
+    double *rtt = malloc(sizeof(double) * (size_t)iters), *sendt = malloc(sizeof(double) * (size_t)iters);
+    int warm = iters / 10 + 1;
+    /* ---- ping-pong 0 <-> 1 ---- */
+    if (size >= 2 && rank < 2) {
+        int peer = 1 - rank;
+        for (int i = -warm; i < iters; i++) {
+            unsigned key = (unsigned)(i + warm) * 2u + (unsigned)rank;
+            fill(buf, PAY, key);
+            if (rank == 0) {
+                double t0 = MPI_Wtime();
+                MPI_Send(buf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD);
+                double t1 = MPI_Wtime();
+                MPI_Recv(rbuf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                double t2 = MPI_Wtime();
+                if (i >= 0) { rtt[i] = t2 - t0; sendt[i] = t1 - t0; }
+                bad += !good(rbuf, PAY, (unsigned)(i + warm) * 2u + 1u);
+            } else {
+                MPI_Recv(rbuf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                bad += !good(rbuf, PAY, (unsigned)(i + warm) * 2u);
+                double t0 = MPI_Wtime();
+                MPI_Send(buf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD);
+                if (i >= 0) sendt[i] = MPI_Wtime() - t0;
+            }
+        }
+    }
+    double send_stats[2] = {0, 0}, all_send[4] = {0, 0, 0, 0};
+    if (size >= 2 && rank < 2) { send_stats[0] = minimum(sendt, iters) * 1e6; send_stats[1] = median(sendt, iters) * 1e6; }
+    MPI_Gather(send_stats, 2, MPI_DOUBLE, rank == 0 ? (size >= 2 ? all_send : all_send) : NULL, 2, MPI_DOUBLE, 0,
+               MPI_COMM_WORLD);   /* only the first two ranks' entries are read */
+    /* ---- collectives, timed ---- */
+    double *ct = malloc(sizeof(double) * (size_t)citers);
+    double coll_med[3];
+    int *vals = malloc(sizeof(int) * (size_t)size * PAY), *vals2 = malloc(sizeof(int) * (size_t)size * PAY);
+    for (int which = 0; which < 3; which++) {
+        for (int i = -citers / 10 - 1; i < citers; i++) {
+            double t0 = MPI_Wtime();
+            if (which == 0) {
+                MPI_Barrier(MPI_COMM_WORLD);
+            } else if (which == 1) {
+                int x = rank + i, s = 0;
+                MPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                bad += s != size * (size - 1) / 2 + size * i;
+            } else {
+                if (rank == 0) fill(buf, PAY, (unsigned)i + 77u);
+                MPI_Bcast(buf, PAY, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+                bad += !good(buf, PAY, (unsigned)i + 77u);
+            }
+            if (i >= 0) ct[i] = MPI_Wtime() - t0;
+        }
+        coll_med[which] = median(ct, citers) * 1e6;
+    }
+    /* ---- one pass over every other wrapped entry point, contents checked ---- */
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Request rq[4];
+    {
+        static const int modes = 4;   /* isend, ssend, issend, rsend(after a posted recv) */
+        for (int m = 0; m < modes; m++) {
+            fill(buf, PAY, 1000u + (unsigned)(m * 64 + rank));
+            MPI_Irecv(rbuf, PAY, MPI_UNSIGNED, left, 10 + m, MPI_COMM_WORLD, &rq[0]);
+            MPI_Barrier(MPI_COMM_WORLD);   /* the receive is posted before any rsend */
+            if (m == 0) { MPI_Isend(buf, PAY, MPI_UNSIGNED, right, 10 + m, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); }
+            if (m == 1) { if (size == 1) { MPI_Isend(buf, PAY, MPI_UNSIGNED, right, 10 + m, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); } else MPI_Ssend(buf, PAY, MPI_UNSIGNED, right, 10 + m, MPI_COMM_WORLD); }
+            if (m == 2) { MPI_Issend(buf, PAY, MPI_UNSIGNED, right, 10 + m, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); }
+            if (m == 3) { MPI_Irsend(buf, PAY, MPI_UNSIGNED, right, 10 + m, MPI_COMM_WORLD, &rq[1]); MPI_Wait(&rq[1], MPI_STATUS_IGNORE); }
+            MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+            bad += !good(rbuf, PAY, 1000u + (unsigned)(m * 64 + left));
+        }
+        /* bsend / ibsend */
+        int bsz = 4 * (PAY * (int)sizeof(unsigned) + MPI_BSEND_OVERHEAD);
+        void *bb = malloc((size_t)bsz);
+        MPI_Buffer_attach(bb, bsz);
+        fill(buf, PAY, 2000u + (unsigned)rank);
+        MPI_Irecv(rbuf, PAY, MPI_UNSIGNED, left, 20, MPI_COMM_WORLD, &rq[0]);
+        MPI_Bsend(buf, PAY, MPI_UNSIGNED, right, 20, MPI_COMM_WORLD);
+        MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+        bad += !good(rbuf, PAY, 2000u + (unsigned)left);
+        MPI_Irecv(rbuf, PAY, MPI_UNSIGNED, left, 21, MPI_COMM_WORLD, &rq[0]);
+        MPI_Ibsend(buf, PAY, MPI_UNSIGNED, right, 21, MPI_COMM_WORLD, &rq[1]);
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        bad += !good(rbuf, PAY, 2000u + (unsigned)left);
+        MPI_Buffer_detach(&bb, &bsz);
+        free(bb);
+        /* sendrecv, sendrecv_replace */
+        MPI_Sendrecv(buf, PAY, MPI_UNSIGNED, right, 22, rbuf, PAY, MPI_UNSIGNED, left, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad += !good(rbuf, PAY, 2000u + (unsigned)left);
+        memcpy(rbuf, buf, sizeof buf);
+        MPI_Sendrecv_replace(rbuf, PAY, MPI_UNSIGNED, right, 23, left, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad += !good(rbuf, PAY, 2000u + (unsigned)left);
+        /* persistent: start and startall, twice each */
+        MPI_Send_init(buf, PAY, MPI_UNSIGNED, right, 24, MPI_COMM_WORLD, &rq[1]);
+        MPI_Recv_init(rbuf, PAY, MPI_UNSIGNED, left, 24, MPI_COMM_WORLD, &rq[0]);
+        for (int r = 0; r < 2; r++) {
+            MPI_Start(&rq[0]);
+            MPI_Start(&rq[1]);
+            MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+            bad += !good(rbuf, PAY, 2000u + (unsigned)left);
+            MPI_Startall(2, rq);
+            MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+            bad += !good(rbuf, PAY, 2000u + (unsigned)left);
+        }
+        MPI_Request_free(&rq[0]);
+        MPI_Request_free(&rq[1]);
+    }
+    {   /* the rest of the collectives, blocking and nonblocking */
+        int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size);
+        MPI_Datatype *ty = malloc(sizeof(MPI_Datatype) * (size_t)size);
+        for (int r = 0; r < size; r++) { cnt[r] = 1; dsp[r] = r; ty[r] = MPI_INT; }
+        int *bdsp = malloc(sizeof(int) * (size_t)size);
+        for (int r = 0; r < size; r++) bdsp[r] = r * (int)sizeof(int);
+        for (int nb = 0; nb < 2; nb++) {
+            MPI_Request q;
+#define RUN(blocking, nonblocking) do { if (nb) { nonblocking; MPI_Wait(&q, MPI_STATUS_IGNORE); } else { blocking; } } while (0)
+            int x = rank + 1, y = -1, z = -1;
+            for (int r = 0; r < size; r++) vals[r] = rank * 100 + r;
+            RUN(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), MPI_Ireduce(&x, &y, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &q));
+            if (rank == 0) bad += y != size * (size + 1) / 2;
+            RUN(MPI_Gather(&x, 1, MPI_INT, vals2, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_Igather(&x, 1, MPI_INT, vals2, 1, MPI_INT, 0, MPI_COMM_WORLD, &q));
+            if (rank == 0) for (int r = 0; r < size; r++) bad += vals2[r] != r + 1;
+            RUN(MPI_Gatherv(&x, 1, MPI_INT, vals2, cnt, dsp, MPI_INT, 0, MPI_COMM_WORLD), MPI_Igatherv(&x, 1, MPI_INT, vals2, cnt, dsp, MPI_INT, 0, MPI_COMM_WORLD, &q));
+            if (rank == 0) for (int r = 0; r < size; r++) bad += vals2[r] != r + 1;
+            RUN(MPI_Scatter(vals, 1, MPI_INT, &z, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_Iscatter(vals, 1, MPI_INT, &z, 1, MPI_INT, 0, MPI_COMM_WORLD, &q));
+            bad += z != rank;
+            RUN(MPI_Scatterv(vals, cnt, dsp, MPI_INT, &z, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_Iscatterv(vals, cnt, dsp, MPI_INT, &z, 1, MPI_INT, 0, MPI_COMM_WORLD, &q));
+            bad += z != rank;
+            RUN(MPI_Allgather(&x, 1, MPI_INT, vals2, 1, MPI_INT, MPI_COMM_WORLD), MPI_Iallgather(&x, 1, MPI_INT, vals2, 1, MPI_INT, MPI_COMM_WORLD, &q));
+            for (int r = 0; r < size; r++) bad += vals2[r] != r + 1;
+            RUN(MPI_Allgatherv(&x, 1, MPI_INT, vals2, cnt, dsp, MPI_INT, MPI_COMM_WORLD), MPI_Iallgatherv(&x, 1, MPI_INT, vals2, cnt, dsp, MPI_INT, MPI_COMM_WORLD, &q));
+            for (int r = 0; r < size; r++) bad += vals2[r] != r + 1;
+            RUN(MPI_Alltoall(vals, 1, MPI_INT, vals2, 1, MPI_INT, MPI_COMM_WORLD), MPI_Ialltoall(vals, 1, MPI_INT, vals2, 1, MPI_INT, MPI_COMM_WORLD, &q));
+            for (int r = 0; r < size; r++) bad += vals2[r] != r * 100 + rank;
+            RUN(MPI_Alltoallv(vals, cnt, dsp, MPI_INT, vals2, cnt, dsp, MPI_INT, MPI_COMM_WORLD), MPI_Ialltoallv(vals, cnt, dsp, MPI_INT, vals2, cnt, dsp, MPI_INT, MPI_COMM_WORLD, &q));
+            for (int r = 0; r < size; r++) bad += vals2[r] != r * 100 + rank;
+            RUN(MPI_Alltoallw(vals, cnt, bdsp, ty, vals2, cnt, bdsp, ty, MPI_COMM_WORLD), MPI_Ialltoallw(vals, cnt, bdsp, ty, vals2, cnt, bdsp, ty, MPI_COMM_WORLD, &q));
+            for (int r = 0; r < size; r++) bad += vals2[r] != r * 100 + rank;
+            for (int r = 0; r < size; r++) vals[r] = r + 1;
+            RUN(MPI_Reduce_scatter(vals, &z, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_Ireduce_scatter(vals, &z, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));
+            bad += z != size * (rank + 1);
+            RUN(MPI_Reduce_scatter_block(vals, &z, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_Ireduce_scatter_block(vals, &z, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));
+            bad += z != size * (rank + 1);
+            RUN(MPI_Scan(&x, &z, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_Iscan(&x, &z, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));
+            bad += z != (rank + 1) * (rank + 2) / 2;
+            z = 0;
+            RUN(MPI_Exscan(&x, &z, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_Iexscan(&x, &z, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));
+            if (rank > 0) bad += z != rank * (rank + 1) / 2;
+            if (nb) {
+                MPI_Ibarrier(MPI_COMM_WORLD, &q); MPI_Wait(&q, MPI_STATUS_IGNORE);
+                y = rank == 0 ? 4242 : 0;
+                MPI_Ibcast(&y, 1, MPI_INT, 0, MPI_COMM_WORLD, &q); MPI_Wait(&q, MPI_STATUS_IGNORE);
+                bad += y != 4242;
+                MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q); MPI_Wait(&q, MPI_STATUS_IGNORE);
+                bad += y != size * (size + 1) / 2;
+            }
+#undef RUN
+        }
+        free(cnt); free(dsp); free(ty); free(bdsp);
+    }
+    /* send to MPI_PROC_NULL and to self: never delayed */
+    MPI_Send(buf, PAY, MPI_UNSIGNED, MPI_PROC_NULL, 30, MPI_COMM_WORLD);
+    int total_bad = 0;
+    MPI_Reduce(&bad, &total_bad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("{\"np\": %d, \"iters\": %d, \"coll_iters\": %d, \"checksum_errors\": %d, ", size, iters, citers, total_bad);
+        if (size >= 2) {
+            for (int i = 0; i < iters; i++) rtt[i] /= 2;
+            printf("\"half_rtt_min_us\": %.3f, \"half_rtt_median_us\": %.3f, ", minimum(rtt, iters) * 1e6,
+                   median(rtt, iters) * 1e6);
+            printf("\"send_call_us\": [{\"rank\": 0, \"min\": %.3f, \"median\": %.3f}, {\"rank\": 1, \"min\": %.3f, "
+                   "\"median\": %.3f}], ", all_send[0], all_send[1], all_send[2], all_send[3]);
+        } else {
+            printf("\"half_rtt_min_us\": null, \"half_rtt_median_us\": null, \"send_call_us\": null, ");
+        }
+        printf("\"barrier_median_us\": %.3f, \"allreduce_median_us\": %.3f, \"bcast_median_us\": %.3f}\n", coll_med[0],
+               coll_med[1], coll_med[2]);
+    }
+    free(rtt); free(sendt); free(ct); free(vals); free(vals2);
+    MPI_Finalize();
+    return total_bad && rank == 0 ? 1 : 0;
+}

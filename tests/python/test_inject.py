@@ -1,0 +1,185 @@
+"""liblatscope_inject.so under LD_PRELOAD at np=2: a constant 20 us table shifts the ping-pong
+half round trip by 20 us, collectives are delayed, contents are unchanged, the call and rank
+selections work, bad tables warn (or abort with STRICT=1), and the same seed gives the same log.
+Asserts on minima/medians only (DESIGN.md: this machine is shared and noisy)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from latscope.run import build_dir, launch, program
+
+NP = 2
+ITERS = ["1000", "200"]
+TIMEOUT = 60
+DELAY_US = 20.0
+TOL_US = 3.0
+
+
+@pytest.fixture(scope="module")
+def build() -> Path:
+    b = build_dir()
+    lib = b / "lib" / "liblatscope_inject.so"
+    if not lib.exists() or not program("inject-probe").exists():
+        pytest.skip(f"{lib} or inject-probe not built (make build)")
+    return b
+
+
+@pytest.fixture(scope="module")
+def inject_lib(build: Path) -> str:
+    return str(build / "lib" / "liblatscope_inject.so")
+
+
+def write_table(path: Path, values: list[int]) -> Path:
+    assert len(values) == 4096
+    rows = [" ".join(str(v) for v in values[i:i + 8]) for i in range(0, 4096, 8)]
+    path.write_text("# latscope-delay-table 1\n# test table\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def table20(tmp_path: Path) -> Path:
+    return write_table(tmp_path / "t20.txt", [int(DELAY_US * 1000)] * 4096)
+
+
+def probe(env_extra: dict[str, str], preload: str | None, args: list[str] = ITERS) -> subprocess.CompletedProcess:
+    ln = launch(NP)
+    env = {k: v for k, v in ln.env.items() if not k.startswith("LATSCOPE_INJECT_") and k != "LD_PRELOAD"}
+    if preload:
+        env["LD_PRELOAD"] = preload
+    env.update(env_extra)
+    return subprocess.run(ln.prefix + [str(program("inject-probe"))] + args, env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+
+
+def result(cp: subprocess.CompletedProcess) -> dict:
+    assert cp.returncode == 0, cp.stderr
+    rec = json.loads(cp.stdout.strip().splitlines()[-1])
+    assert rec["checksum_errors"] == 0
+    return rec
+
+
+def env_for(table: Path, **kw: str) -> dict[str, str]:
+    e = {"LATSCOPE_INJECT_TABLE": str(table), "LATSCOPE_INJECT_SEED": "12345"}
+    e.update({f"LATSCOPE_INJECT_{k.upper()}": v for k, v in kw.items()})
+    return e
+
+
+@pytest.fixture(scope="module")
+def baseline(build: Path) -> dict:
+    return result(probe({}, None))
+
+
+def test_pingpong_grows_by_delay(baseline, inject_lib, table20):
+    r = result(probe(env_for(table20), inject_lib))
+    assert r["half_rtt_min_us"] - baseline["half_rtt_min_us"] == pytest.approx(DELAY_US, abs=TOL_US)
+    assert r["half_rtt_median_us"] - baseline["half_rtt_median_us"] == pytest.approx(DELAY_US, abs=TOL_US)
+    for s in r["send_call_us"]:
+        assert s["min"] == pytest.approx(DELAY_US, abs=TOL_US)
+
+
+def test_collectives_delayed(baseline, inject_lib, table20):
+    r = result(probe(env_for(table20), inject_lib))
+    for k in ("barrier_median_us", "allreduce_median_us", "bcast_median_us"):
+        assert r[k] - baseline[k] == pytest.approx(DELAY_US, abs=TOL_US), k
+
+
+def test_no_preload_no_growth(baseline, table20):
+    r = result(probe(env_for(table20), None))
+    assert abs(r["half_rtt_min_us"] - baseline["half_rtt_min_us"]) < TOL_US
+
+
+def test_disabled_by_calls(baseline, inject_lib, table20, tmp_path):
+    r = result(probe(env_for(table20, calls="-p2p,-coll", log=str(tmp_path / "log")), inject_lib))
+    assert abs(r["half_rtt_min_us"] - baseline["half_rtt_min_us"]) < TOL_US
+    assert abs(r["barrier_median_us"] - baseline["barrier_median_us"]) < TOL_US
+    for rank in range(NP):
+        assert json.loads((tmp_path / f"log.{rank}.json").read_text())["count"] == 0
+
+
+def test_calls_grammar_excludes_one(baseline, inject_lib, table20):
+    r = result(probe(env_for(table20, calls="p2p,coll,-barrier"), inject_lib))
+    assert abs(r["barrier_median_us"] - baseline["barrier_median_us"]) < TOL_US
+    assert r["allreduce_median_us"] - baseline["allreduce_median_us"] == pytest.approx(DELAY_US, abs=TOL_US)
+    assert r["half_rtt_min_us"] - baseline["half_rtt_min_us"] == pytest.approx(DELAY_US, abs=TOL_US)
+
+
+def test_rank_targeting(baseline, inject_lib, table20, tmp_path):
+    r = result(probe(env_for(table20, ranks="1", log=str(tmp_path / "log")), inject_lib))
+    s0, s1 = r["send_call_us"]
+    assert s0["min"] < TOL_US
+    assert s1["min"] == pytest.approx(DELAY_US, abs=TOL_US)
+    # one of the two sends in a round trip is delayed
+    assert r["half_rtt_min_us"] - baseline["half_rtt_min_us"] == pytest.approx(DELAY_US / 2, abs=TOL_US)
+    assert not (tmp_path / "log.0.json").exists()
+    assert json.loads((tmp_path / "log.1.json").read_text())["count"] > 1000
+
+
+def test_every_entry_point_logged(inject_lib, table20, tmp_path):
+    result(probe(env_for(table20, log=str(tmp_path / "log")), inject_lib, ["50", "20"]))
+    log = json.loads((tmp_path / "log.0.json").read_text())
+    want = {"send", "isend", "ssend", "issend", "bsend", "ibsend", "irsend", "start", "startall", "sendrecv",
+            "sendrecv_replace", "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter",
+            "scatterv", "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw", "reduce_scatter",
+            "reduce_scatter_block", "scan", "exscan"}
+    want |= {"i" + c for c in want if c in {"barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter",
+                                            "scatterv", "allgather", "allgatherv", "alltoall", "alltoallv",
+                                            "alltoallw", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"}}
+    assert want <= set(log["calls"])
+    # 50 + 6 warm-up ping-pong sends; the send to MPI_PROC_NULL is not delayed
+    assert log["calls"]["send"] == 56
+    assert log["requested_ns_sum"] == log["count"] * 20000
+    assert log["achieved_ns_sum"] >= log["requested_ns_sum"]
+
+
+def test_bad_table_warns_and_runs_uninjected(baseline, inject_lib, tmp_path):
+    bad = write_table(tmp_path / "bad.txt", [20000] * 4096)
+    lines = bad.read_text().splitlines()
+    lines[10] = "1 2 3 -4 5 6 7 8"
+    bad.write_text("\n".join(lines) + "\n")
+    cp = probe(env_for(bad), inject_lib)
+    r = result(cp)
+    assert "warning" in cp.stderr and f"{bad}:11:" in cp.stderr and "negative" in cp.stderr
+    assert cp.stderr.count("latscope-inject:") == 1     # one warning per job
+    assert abs(r["half_rtt_min_us"] - baseline["half_rtt_min_us"]) < TOL_US
+
+
+def test_missing_table_warns(inject_lib):
+    cp = probe({"LATSCOPE_INJECT_SEED": "1"}, inject_lib, ["20", "5"])
+    result(cp)
+    assert "LATSCOPE_INJECT_TABLE is not set" in cp.stderr
+
+
+def test_strict_aborts_naming_line(inject_lib, tmp_path):
+    bad = write_table(tmp_path / "bad.txt", [20000] * 4096)
+    lines = bad.read_text().splitlines()
+    lines[5] = "1 2 3 4 5 6 7"
+    bad.write_text("\n".join(lines) + "\n")
+    cp = probe(env_for(bad, strict="1"), inject_lib, ["20", "5"])
+    assert cp.returncode != 0
+    assert f"{bad}:6:" in cp.stderr and "7 values" in cp.stderr
+
+
+def test_seed_file_and_same_seed_same_log(inject_lib, tmp_path):
+    # delays far from powers of two, spread over several log2 bins
+    vals = [(1500, 6000, 24000, 0)[i % 4] for i in range(4096)]
+    table = write_table(tmp_path / "mixed.txt", vals)
+    seed_file = tmp_path / "seed"
+    seed_file.write_text("987654321\n")
+    logs = []
+    for run, seed in enumerate([str(seed_file), "987654321", "5"]):
+        prefix = tmp_path / f"run{run}"
+        result(probe({"LATSCOPE_INJECT_TABLE": str(table), "LATSCOPE_INJECT_SEED": seed,
+                      "LATSCOPE_INJECT_LOG": str(prefix)}, inject_lib, ["300", "50"]))
+        logs.append([json.loads((tmp_path / f"run{run}.{r}.json").read_text()) for r in range(NP)])
+    key = ("count", "requested_ns_sum", "requested_hist_log2_ns")
+    for r in range(NP):
+        assert [logs[0][r][k] for k in key] == [logs[1][r][k] for k in key]
+        assert logs[0][r]["seed"] == 987654321
+        assert logs[0][r]["requested_ns_sum"] != logs[2][r]["requested_ns_sum"]
+    # different ranks draw different streams
+    assert logs[0][0]["requested_ns_sum"] != logs[0][1]["requested_ns_sum"]
