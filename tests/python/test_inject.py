@@ -24,8 +24,9 @@ TOL_US = 3.0
 def build() -> Path:
     b = build_dir()
     lib = b / "lib" / "liblatscope_inject.so"
-    if not lib.exists() or not program("inject-probe").exists():
-        pytest.skip(f"{lib} or inject-probe not built (make build)")
+    # make test builds first: a missing library is a failure, never a skip
+    assert lib.exists(), f"{lib} not built (make build)"
+    assert program("inject-probe").exists()
     return b
 
 
