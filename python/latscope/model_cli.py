@@ -337,11 +337,12 @@ def _cmd_contention(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_barrier(args: argparse.Namespace) -> int:
+def _cmd_barrier(args: argparse.Namespace, time_header: str = "time") -> int:
+    """Barrier times for every selected algorithm (also `latscope predict barrier`)."""
     params, _ = params_from_args(args)
     pred = predict_barrier(params, args.np, args.alg, args.k, size_bytes=args.size)
     rows = [[n, format_time(t), "*" if n == pred.best else ""] for n, t in pred.rows()]
-    _emit(args, pred.to_dict(), rows, ["algorithm", "time", "best"])
+    _emit(args, pred.to_dict(), rows, ["algorithm", time_header, "best"])
     return 0
 
 

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from latscope.model_cli import _arg, _emit, add_model_value_args, format_time, params_from_args, parse_size, run_guarded
+from latscope import model_cli
+from latscope.model_cli import _arg, add_model_value_args, parse_size, run_guarded
 from latscope.models import BarrierPrediction, ModelParams, predict_barrier as _predict
 
 __all__ = ["add_parser", "main", "predict_barrier"]
@@ -33,11 +34,7 @@ def predict_barrier(
 
 
 def _cmd_barrier(args: argparse.Namespace) -> int:
-    params, _ = params_from_args(args)
-    pred = predict_barrier(params, args.np, args.alg, args.k, size_bytes=args.size)
-    rows = [[n, format_time(t), "*" if n == pred.best else ""] for n, t in pred.rows()]
-    _emit(args, pred.to_dict(), rows, ["algorithm", "predicted", "best"])
-    return 0
+    return model_cli._cmd_barrier(args, time_header="predicted")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
