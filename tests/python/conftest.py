@@ -2,6 +2,7 @@
 hang), using the same launch settings as the CLI."""
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -27,3 +28,29 @@ def run_mpi():
 @pytest.fixture(scope="session")
 def golden() -> Path:
     return Path(__file__).resolve().parents[1] / "golden"
+
+
+def clean_stale_shm() -> int:
+    """Remove libfabric shm segments (/dev/shm/<pid>:<n>:<n>[:<n>]) whose process is gone. A SIGKILLed
+    rank leaves its segment behind; a later rank that reuses the pid attaches to the stale one and
+    MPI_Init fails ('Message truncated'). Returns the number removed."""
+    removed = 0
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        return 0
+    for f in shm.iterdir():
+        m = re.fullmatch(r"(\d+):\d+:\d+(?::\d+)?", f.name)
+        if m and not Path(f"/proc/{m.group(1)}").exists():
+            try:
+                f.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stale_shm():
+    clean_stale_shm()
+    yield
+    clean_stale_shm()

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import re
 import signal
 import subprocess
 import time
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NPS, mpirun
+from conftest import NPS, clean_stale_shm, mpirun
 from latscope.results import load
 from latscope.run import launch, program
 
@@ -171,16 +173,23 @@ def test_killed_run_keeps_finished_points(tmp_path):
     ln = launch(2)
     proc = subprocess.Popen(ln.prefix + [str(program("latscope-bench")), "p2p", "--sizes", "0:1M:+4K", "--min-reps",
                                          "2000", "--max-reps", "2000", "-o", str(out)], env=ln.env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
             if out.exists() and len(out.read_text().splitlines()) >= 3:
                 break
             time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)   # launcher and ranks alike
     finally:
         proc.wait(timeout=30)
+        # the killed ranks leave their shm segments behind: remove them once the ranks are gone
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            clean_stale_shm()
+            if not any(re.fullmatch(r"\d+:\d+:\d+(?::\d+)?", f.name) for f in Path("/dev/shm").iterdir()):
+                break
+            time.sleep(0.1)
     res = load(out)
     assert len(res.points) >= 2
     assert res.points["n"].eq(2000).all()
