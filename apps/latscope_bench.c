@@ -4,7 +4,7 @@
  *   latscope-bench list               the registries (timers, operations, sync methods)
  * Bad input: every rank parses the same arguments, so all reach the same verdict; rank 0 prints
  * the message, everyone finalizes and exits 2. */
-#include "latscope/latscope.h"
+#include "bench_cli.h"
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -14,15 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 2
+static void usage(void);
 
-typedef struct app {
-    int me, P;
-    char err[1024];
-    int have_err;
-} app_t;
 
-static void fail(app_t *a, const char *fmt, ...) {
+
+void fail(app_t *a, const char *fmt, ...) {
     if (a->have_err) return;  /* the first error is the one reported */
     va_list ap;
     va_start(ap, fmt);
@@ -32,9 +28,7 @@ static void fail(app_t *a, const char *fmt, ...) {
 }
 
 static const char *USAGE =
-    "usage: latscope-bench p2p [options]\n"
-    "       latscope-bench coll [options]\n"
-    "       latscope-bench list\n"
+    "usage: latscope-bench COMMAND [options]   (commands below)\n"
     "       latscope-bench --version | --help\n"
     "\n"
     "coll options (with the common options below):\n"
@@ -66,10 +60,8 @@ static const char *USAGE =
     "  -o, --output FILE  JSON Lines results (default - : standard output)\n"
     "  --progress         one line per point on standard error\n";
 
-enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TIMER, O_TIMING, O_SYNC,
-       O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_ALG, O_ROOT, O_HELP };
 
-static const struct option opts[] = {
+const struct option lts_cli_opts[] = {
     {"op", required_argument, 0, O_OP}, {"mode", required_argument, 0, O_MODE},
     {"pairs", required_argument, 0, O_PAIRS}, {"triplets", required_argument, 0, O_TRIPLETS},
     {"sizes", required_argument, 0, O_SIZES}, {"reply-size", required_argument, 0, O_REPLY},
@@ -83,7 +75,7 @@ static const struct option opts[] = {
     {"progress", no_argument, 0, O_PROGRESS}, {"alg", required_argument, 0, O_ALG},
     {"root", required_argument, 0, O_ROOT}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
 
-static int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out) {
+int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out) {
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
@@ -95,7 +87,7 @@ static int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi
     return 0;
 }
 
-static int parse_dbl(app_t *a, const char *flag, const char *v, double *out) {
+int parse_dbl(app_t *a, const char *flag, const char *v, double *out) {
     char *end;
     errno = 0;
     double x = strtod(v, &end);
@@ -150,7 +142,7 @@ bad:
     return -1;
 }
 
-static int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name) {
+int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name) {
     int i = lts_reg_find(r, name);
     if (i < 0) {
         char names[512];
@@ -160,15 +152,8 @@ static int lookup(app_t *a, const lts_registry_t *r, const char *flag, const cha
     return i;
 }
 
-typedef struct emit_ctx {
-    FILE *out;
-    lts_run_info_t *info;
-    int raw, progress;
-    size_t done, total;
-    int io_error;
-} emit_ctx_t;
 
-static void on_point(void *ud, const lts_point_t *pt) {
+void on_point(void *ud, const lts_point_t *pt) {
     emit_ctx_t *e = ud;
     if (lts_results_write_point(e->out, pt, e->info, e->raw)) e->io_error = 1;
     e->done++;
@@ -206,18 +191,8 @@ static int cmd_list(app_t *a) {
 
 /* ---- options every measuring command takes (sizes, timer, timing, repetitions, output) -- */
 
-typedef struct common {
-    const char *sizes_spec, *timer_name, *timing, *sync_name, *output;
-    int sizes_given, raw, progress, sync_i;
-    unsigned long long seed;
-    lts_rep_policy_t pol;
-    lts_timing_t tmeth;
-    size_t *sizes, nsizes;
-    lts_timer_t timer;
-    FILE *out;
-} common_t;
 
-static void common_init(common_t *o) {
+void common_init(common_t *o) {
     memset(o, 0, sizeof *o);
     o->sizes_spec = "0,8,64,1K,8K,64K";
     o->timer_name = "monotonic";
@@ -230,7 +205,7 @@ static void common_init(common_t *o) {
 }
 
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
-static int common_opt(app_t *a, common_t *o, int c) {
+int common_opt(app_t *a, common_t *o, int c) {
     switch (c) {
     case O_SIZES: o->sizes_spec = optarg; o->sizes_given = 1; return 1;
     case O_TIMER: o->timer_name = optarg; return 1;
@@ -257,14 +232,14 @@ static int common_opt(app_t *a, common_t *o, int c) {
     case O_RAW: o->raw = 1; return 1;
     case O_OUTPUT: case 'o': o->output = optarg; return 1;
     case O_PROGRESS: o->progress = 1; return 1;
-    case O_HELP: if (a->me == 0) fputs(USAGE, stdout); return -1;
+    case O_HELP: if (a->me == 0) usage(); return -1;
     default: return 0;
     }
 }
 
 /* An option that is not the command's own: known to another command, or unknown. */
-static void foreign_opt(app_t *a, int c, char **argv, const char *cmd) {
-    for (const struct option *op = opts; c >= O_OP && op->name; op++)
+void foreign_opt(app_t *a, int c, char **argv, const char *cmd) {
+    for (const struct option *op = lts_cli_opts; c >= O_OP && op->name; op++)
         if (op->val == c) {
             fail(a, "option '--%s' does not apply to %s; see latscope-bench --help", op->name, cmd);
             return;
@@ -275,7 +250,7 @@ static void foreign_opt(app_t *a, int c, char **argv, const char *cmd) {
 }
 
 /* Validate the common options (after the getopt loop). */
-static void common_check(app_t *a, common_t *o, const char *cmd) {
+void common_check(app_t *a, common_t *o, const char *cmd) {
     char msg[512];
     if (!a->have_err && lts_rep_policy_check(&o->pol, msg, sizeof msg)) fail(a, "%s", msg);
     o->sync_i = lookup(a, &lts_sync_registry, "--sync", o->sync_name);
@@ -288,7 +263,7 @@ static void common_check(app_t *a, common_t *o, const char *cmd) {
 }
 
 /* Open the timer, agree on the verdict across ranks, open the output on rank 0. 0: go on. */
-static int common_open(app_t *a, common_t *o) {
+int common_open(app_t *a, common_t *o) {
     if (!a->have_err) {
         int rc = lts_timer_open(o->timer_name, &o->timer);
         if (rc) fail(a, "--timer %s: %s on this machine", o->timer_name, lts_strerror(rc));
@@ -317,12 +292,12 @@ static int common_open(app_t *a, common_t *o) {
     return 0;
 }
 
-static const lts_sync_desc_t *common_sync(const common_t *o) {
+const lts_sync_desc_t *common_sync(const common_t *o) {
     return (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)o->sync_i);
 }
 
 /* After the run: agree on write errors, close, report. */
-static int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd) {
+int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd) {
     int any_io;
     MPI_Allreduce(&io_error, &any_io, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (a->me == 0 && o->out && o->out != stdout) fclose(o->out);
@@ -346,7 +321,7 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:", lts_cli_opts, NULL)) != -1) {
         int h = common_opt(a, &o, c);
         if (h < 0) return -1;
         if (h) continue;
@@ -429,7 +404,7 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:", lts_cli_opts, NULL)) != -1) {
         int h = common_opt(a, &o, c);
         if (h < 0) return -1;
         if (h) continue;
@@ -491,28 +466,70 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
     return common_finish(a, &o, rc, e.io_error, "coll");
 }
 
+/* ---- the command table: built-ins here, others from apps/cmd_*.c via LTS_BENCH_COMMAND ---- */
+
+#define MAX_COMMANDS 32
+static struct { const char *name, *usage; lts_bench_cmd_fn fn; } commands[MAX_COMMANDS];
+static int ncommands;
+
+void lts_bench_command_add(const char *name, const char *usage, lts_bench_cmd_fn fn) {
+    if (ncommands == MAX_COMMANDS) { fprintf(stderr, "latscope-bench: command table full at %s\n", name); abort(); }
+    commands[ncommands].name = name;
+    commands[ncommands].usage = usage;
+    commands[ncommands++].fn = fn;
+}
+
+struct option *cli_opts_with(const struct option *own) {
+    size_t n0 = 0, n1 = 0;
+    while (lts_cli_opts[n0].name) n0++;
+    while (own && own[n1].name) n1++;
+    struct option *o = calloc(n0 + n1 + 1, sizeof *o);
+    if (!o) { fprintf(stderr, "latscope-bench: out of memory\n"); abort(); }
+    memcpy(o, lts_cli_opts, n0 * sizeof *o);
+    if (n1) memcpy(o + n0, own, n1 * sizeof *o);
+    return o;
+}
+
+static int cmd_list_fn(app_t *a, int argc, char **argv, int full_argc, char **full_argv) { return cmd_list(a); }
+LTS_BENCH_COMMAND("p2p", "latscope-bench p2p [options]      point-to-point campaigns", cmd_p2p)
+LTS_BENCH_COMMAND("coll", "latscope-bench coll [options]     collectives over all ranks", cmd_coll)
+LTS_BENCH_COMMAND("list", "latscope-bench list               the registries", cmd_list_fn)
+
+static void command_names(char *buf, size_t n) {
+    buf[0] = '\0';
+    for (int i = 0; i < ncommands; i++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", commands[i].name);
+}
+
+static void usage(void) {
+    fputs(USAGE, stdout);
+    printf("\ncommands:\n");
+    for (int i = 0; i < ncommands; i++) printf("  %s\n", commands[i].usage);
+}
+
 int main(int argc, char **argv) {
     app_t a = {0};
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &a.me);
     MPI_Comm_size(MPI_COMM_WORLD, &a.P);
     int status = 0;
+    char names[256];
+    command_names(names, sizeof names);
     if (argc < 2) {
-        fail(&a, "missing command: p2p, coll or list; see latscope-bench --help");
+        fail(&a, "missing command: %s; see latscope-bench --help", names);
     } else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        if (a.me == 0) fputs(USAGE, stdout);
+        if (a.me == 0) usage();
     } else if (!strcmp(argv[1], "--version")) {
         if (a.me == 0) printf("latscope-bench %s\n", LTS_VERSION);
-    } else if (!strcmp(argv[1], "list")) {
-        cmd_list(&a);
-    } else if (!strcmp(argv[1], "p2p")) {
-        int rc = cmd_p2p(&a, argc - 1, argv + 1, argc, argv);
-        if (rc > 1) status = rc;
-    } else if (!strcmp(argv[1], "coll")) {
-        int rc = cmd_coll(&a, argc - 1, argv + 1, argc, argv);
-        if (rc > 1) status = rc;
     } else {
-        fail(&a, "unknown command '%s': valid commands: p2p, coll, list", argv[1]);
+        int k = 0;
+        while (k < ncommands && strcmp(argv[1], commands[k].name)) k++;
+        if (k == ncommands) {
+            fail(&a, "unknown command '%s': valid commands: %s", argv[1], names);
+        } else {
+            int rc = commands[k].fn(&a, argc - 1, argv + 1, argc, argv);
+            if (rc > 1) status = rc;
+        }
     }
     if (a.have_err) {
         if (a.me == 0) fprintf(stderr, "latscope-bench: error: %s\n", a.err);

@@ -4,32 +4,31 @@ sweep, Hockney fits, then results/…/report.html and a summary table."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from latscope import fit, report
+from latscope import fit, parts, report
+from latscope.parts import Step
 from latscope.results import Results, load
 from latscope.run import cores, run_program
 from latscope.units import fmt_rate, fmt_time
 
 
-@dataclass
-class Step:
-    name: str
-    args: list[str]
-
-
 def steps(quick: bool) -> list[Step]:
+    """The point-to-point steps, then those of every latscope.parts module."""
+    return p2p_steps(quick) + [st for mod in parts.modules() if hasattr(mod, "demo_steps") for st in mod.demo_steps(quick)]
+
+
+def p2p_steps(quick: bool) -> list[Step]:
     lat_sizes = "0,1:64K:x4" if quick else "0,1:4M:x2"
     bw_sizes = "1K:256K:x4" if quick else "1K:4M:x4"
     budget = "0.5" if quick else "2"
     common = ["--progress", "--budget", budget]
     return [
-        Step("p2p_pingpong", ["--op", "pingpong", "--mode", "par", "--sizes", lat_sizes] + common),
-        Step("p2p_roundtrip0", ["--op", "roundtrip", "--reply-size", "0", "--sizes", "0,64K"] + common),
-        Step("p2p_bandwidth", ["--op", "bandwidth", "--window", "16", "--sizes", bw_sizes, "--max-reps", "200"] + common),
+        Step("p2p_pingpong", ["p2p", "--op", "pingpong", "--mode", "par", "--sizes", lat_sizes] + common),
+        Step("p2p_roundtrip0", ["p2p", "--op", "roundtrip", "--reply-size", "0", "--sizes", "0,64K"] + common),
+        Step("p2p_bandwidth", ["p2p", "--op", "bandwidth", "--window", "16", "--sizes", bw_sizes, "--max-reps", "200"] + common),
     ]
 
 
@@ -42,8 +41,10 @@ def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile
     plan = steps(quick)
     for k, st in enumerate(plan, 1):
         path = out / f"{st.name}.jsonl"
-        print(f"== [{k}/{len(plan)}] {st.name} on {np_ or 'launcher'} ranks -> {path}", file=sys.stderr, flush=True)
-        cp = run_program("latscope-bench", ["p2p", "--timer", timer, "-o", str(path)] + st.args, np_, launcher, hostfile)
+        n = st.np if (st.np and not launcher) else np_
+        print(f"== [{k}/{len(plan)}] {st.name} on {n or 'launcher'} ranks -> {path}", file=sys.stderr, flush=True)
+        cp = run_program("latscope-bench", st.args[:1] + ["--timer", timer, "-o", str(path)] + st.args[1:], n, launcher,
+                         hostfile)
         if cp.returncode != 0:
             print(f"latscope: {st.name} failed with exit status {cp.returncode}", file=sys.stderr)
             return cp.returncode
@@ -56,7 +57,11 @@ def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile
     params_path = out / "params.json"
     fit.write_params(fits, str(params_path), results[0].meta)
 
-    html = report.build(results, out / "report.html", report.load_params(params_path), "latscope characterize")
+    params = report.load_params(params_path)
+    for mod in parts.modules():
+        if hasattr(mod, "after_demo"):
+            mod.after_demo(out, results, params)
+    html = report.build(results, out / "report.html", params, "latscope characterize")
     print()
     print(results[0].summary().to_string(index=False))
     print()

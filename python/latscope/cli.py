@@ -13,8 +13,9 @@ from latscope.run import LaunchError, run_program
 
 EXIT_USAGE = 2
 
-# Modules that add their own subcommands: each has add_parser(subparsers) and main(args) -> int.
-PLUGIN_MODULES = ["latscope.model_cli", "latscope.predict_cli", "latscope.tables_cli"]
+# Modules that add their own subcommands: every latscope/*_cli.py, each with add_parser(subparsers)
+# and main(args) -> int. A new command is a new module; this file is not edited.
+PLUGIN_MODULES = sorted(f"latscope.{p.stem}" for p in Path(__file__).parent.glob("*_cli.py"))
 
 
 def _launcher_args(p: argparse.ArgumentParser) -> None:
@@ -39,11 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     b = sub.add_parser("bench", help="run a benchmark under MPI (options after the kind go to latscope-bench)")
-    bsub = b.add_subparsers(dest="kind", required=True)
-    bp = bsub.add_parser("p2p", help="point-to-point: pingpong, roundtrip, bandwidth, p2two",
-                         description="All options not listed here are passed to latscope-bench p2p "
-                                     "(see latscope-bench --help).")
-    _launcher_args(bp)
+    b.add_argument("kind", help="the latscope-bench command: p2p, coll, ... (latscope-bench --help lists them)")
+    _launcher_args(b)
 
     c = sub.add_parser("characterize", help="the main job: p2p sweep, Hockney fit, report.html")
     _launcher_args(c)
@@ -70,17 +68,20 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--params", help="parameters file to include")
     rp.add_argument("-o", "--out", default="report.html")
 
-    plugins = {}
+    plugins: dict = {}
+    fit_plugins: dict = {}
     for modname in PLUGIN_MODULES:
-        try:
-            mod = importlib.import_module(modname)
-        except ImportError:
+        mod = importlib.import_module(modname)
+        if hasattr(mod, "add_fit_parser"):   # `latscope fit NAME` from a plugin
+            for name in mod.add_fit_parser(fsub):
+                fit_plugins[name] = mod
+        if not hasattr(mod, "add_parser"):
             continue
         before = set(sub.choices)
         mod.add_parser(sub)
         for name in set(sub.choices) - before:
             plugins[name] = mod
-    ap.set_defaults(_plugins=plugins)
+    ap.set_defaults(_plugins=plugins, _fit_plugins=fit_plugins)
     return ap
 
 
@@ -114,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"# {fn}: {res.meta.get('op')} on {res.meta.get('ranks')} ranks, {res.meta.get('mpi_library')}")
                 print(res.summary().to_string(index=False) if not res.points.empty else "(no points)")
             return 0
+        if args.cmd == "fit" and args.model in args._fit_plugins:
+            return args._fit_plugins[args.model].fit_main(args)
         if args.cmd == "fit":
             if not 0 < args.confidence < 1:
                 return _fail(f"--confidence {args.confidence}: must be in the open interval (0, 1)")

@@ -167,6 +167,16 @@ SECTIONS: list[tuple[str, Section]] = [
     ("Provenance", section_provenance),
 ]
 
+
+
+def all_sections() -> list[tuple[str, Section]]:
+    """SECTIONS with those of latscope.parts modules inserted before "All points"."""
+    from latscope import parts
+    extra = [sec for mod in parts.modules() for sec in getattr(mod, "SECTIONS", [])]
+    k = next(i for i, (name, _) in enumerate(SECTIONS) if name == "All points")
+    return SECTIONS[:k] + extra + SECTIONS[k:]
+
+
 _CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table.t{border-collapse:collapse;font-size:12px}table.t td,table.t th{padding:2px 8px;border-bottom:1px solid #ddd}
 h2{border-bottom:2px solid #468;padding-bottom:3px}img{max-width:100%}"""
@@ -176,7 +186,7 @@ def build(results: list[Results], out: Path, params: dict | None = None, title: 
     inp = ReportInput(results, params or {}, out.parent)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
-    for name, fn in SECTIONS:
+    for name, fn in all_sections():
         body = fn(inp)
         if body:
             parts.append(f"<h2>{html.escape(name)}</h2>{body}")

@@ -1,0 +1,76 @@
+/* The shared command-line machinery of latscope-bench: the verdict on bad input (fail: the
+ * first error wins, rank 0 prints it, every rank exits 2), the options every measuring command
+ * takes (common_*), the results emitter, and the command table. A command in its own file
+ * (apps/cmd_NAME.c, picked up by CMake) registers itself with LTS_BENCH_COMMAND; it never edits
+ * latscope_bench.c. Its own options use values from O_USER up and are merged with the common
+ * ones by cli_opts_with(). */
+#ifndef LATSCOPE_APPS_BENCH_CLI_H
+#define LATSCOPE_APPS_BENCH_CLI_H
+#include "latscope/latscope.h"
+#include <getopt.h>
+#include <stdio.h>
+
+#define EXIT_USAGE 2
+
+typedef struct app {
+    int me, P;
+    char err[1024];
+    int have_err;
+} app_t;
+
+typedef struct emit_ctx {
+    FILE *out;
+    lts_run_info_t *info;
+    int raw, progress;
+    size_t done, total;
+    int io_error;
+} emit_ctx_t;
+
+typedef struct common {
+    const char *sizes_spec, *timer_name, *timing, *sync_name, *output;
+    int sizes_given, raw, progress, sync_i;
+    unsigned long long seed;
+    lts_rep_policy_t pol;
+    lts_timing_t tmeth;
+    size_t *sizes, nsizes;
+    lts_timer_t timer;
+    FILE *out;
+} common_t;
+
+enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TIMER, O_TIMING, O_SYNC,
+       O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_ALG, O_ROOT, O_HELP,
+       O_USER = 1000 };
+
+/* The common options (and those of p2p/coll), terminated by a zero row. */
+extern const struct option lts_cli_opts[];
+/* lts_cli_opts followed by `own` (zero-terminated); malloc'd, never NULL (aborts on no memory). */
+struct option *cli_opts_with(const struct option *own);
+
+void fail(app_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out);
+int parse_dbl(app_t *a, const char *flag, const char *v, double *out);
+/* Row index of `name` in r, or -1 after fail() listing the valid names. */
+int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name);
+/* lts_point_cb writing one record (and a progress line); ud is an emit_ctx_t. */
+void on_point(void *ud, const lts_point_t *pt);
+
+void common_init(common_t *o);
+/* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
+int common_opt(app_t *a, common_t *o, int c);
+/* An option that is not the command's own: known to another command, or unknown. */
+void foreign_opt(app_t *a, int c, char **argv, const char *cmd);
+void common_check(app_t *a, common_t *o, const char *cmd);
+/* Open the timer, agree on the verdict across ranks, open the output on rank 0. 0: go on. */
+int common_open(app_t *a, common_t *o);
+const lts_sync_desc_t *common_sync(const common_t *o);
+/* After the run: agree on write errors, close, report; returns the exit status (0 or 3). */
+int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd);
+
+/* A latscope-bench command: fn(app, argc, argv, full_argc, full_argv) with argv[0] the command
+ * name; returns 0, -1 (help printed), 1 (bad input, after fail()) or an exit status > 1. */
+typedef int (*lts_bench_cmd_fn)(app_t *a, int argc, char **argv, int full_argc, char **full_argv);
+void lts_bench_command_add(const char *name, const char *usage, lts_bench_cmd_fn fn);
+#define LTS_BENCH_COMMAND(name_, usage_, fn_) \
+    __attribute__((constructor)) static void lts_bench_cmd_ctor_##fn_(void) { lts_bench_command_add(name_, usage_, fn_); }
+
+#endif
