@@ -54,6 +54,10 @@ typedef struct lts_coll_alg {
     const char *help;
     lts_coll_op_t op;
     lts_coll_fn_t fn;
+    /* Parametrised rows (barrier "tree:k=3"): when barrier_k is set, the driver calls
+     * barrier_k(comm, k) with the row's k instead of fn.barrier. */
+    int k;
+    int (*barrier_k)(MPI_Comm comm, int k);
 } lts_coll_alg_t;
 
 /* Name and help of each operation (row i is lts_coll_op_t i): "barrier", "bcast", ... */

@@ -11,7 +11,9 @@ static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
 /* per-rank block of the operations whose size is split into P blocks */
 static int blk(const lts_op_ctx_t *c) { return (int)(c->bytes / (size_t)c->size); }
 
-static int barrier_run(lts_op_ctx_t *c) { return chk(c->alg->fn.barrier(c->comm)); }
+static int barrier_run(lts_op_ctx_t *c) {
+    return chk(c->alg->barrier_k ? c->alg->barrier_k(c->comm, c->alg->k) : c->alg->fn.barrier(c->comm));
+}
 static int bcast_run(lts_op_ctx_t *c) { return chk(c->alg->fn.bcast(c->sbuf, (int)c->bytes, MPI_BYTE, c->root, c->comm)); }
 static int reduce_run(lts_op_ctx_t *c) {
     return chk(c->alg->fn.reduce(c->sbuf, c->rbuf, (int)c->bytes, MPI_BYTE, MPI_BOR, c->root, c->comm));

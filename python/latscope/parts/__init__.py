@@ -4,6 +4,8 @@ Every module in this package is discovered (sorted by name) and may define:
   demo_steps(quick: bool) -> list[Step]     benchmarks `latscope characterize` runs after p2p
   SECTIONS: list[(title, fn(ReportInput) -> html | None)]   report sections, before "All points"
   after_demo(out: Path, results: list[Results], params: dict) -> None   work on the demo's outputs
+  ORDER: int   position among the parts (default 50; lower first): a part whose after_demo
+               writes what another reads (e.g. fitted LogP parameters) comes first
 A part never edits characterize.py or report.py."""
 from __future__ import annotations
 
@@ -23,7 +25,5 @@ class Step:
 
 
 def modules() -> list[ModuleType]:
-    out = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        out.append(importlib.import_module(f"{__name__}.{info.name}"))
-    return out
+    mods = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]
+    return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
