@@ -31,7 +31,10 @@ typedef struct common {
     int sizes_given, raw, progress, sync_i;
     unsigned long long seed;
     lts_rep_policy_t pol;
-    lts_timing_t tmeth;
+    lts_timing_t tmeth;        /* the timing method when one is selected */
+    unsigned timings;          /* the selected methods, one bit per lts_timing_t */
+    unsigned timing_allowed;   /* set by the command before common_check (default root, max) */
+    double dummy_work_s;       /* --dummy-work */
     size_t *sizes, nsizes;
     lts_timer_t timer;
     FILE *out;
@@ -39,6 +42,7 @@ typedef struct common {
 
 enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TIMER, O_TIMING, O_SYNC,
        O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_ALG, O_ROOT, O_HELP,
+       O_CLOCKSYNC, O_RESYNC, O_STARTWIN, O_DUMMY, O_PIPELINED,
        O_USER = 1000 };
 
 /* The common options (and those of p2p/coll), terminated by a zero row. */
@@ -49,6 +53,8 @@ struct option *cli_opts_with(const struct option *own);
 void fail(app_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out);
 int parse_dbl(app_t *a, const char *flag, const char *v, double *out);
+/* A duration with a unit ("30us"); fails naming the flag and the allowed form. */
+int parse_duration(app_t *a, const char *flag, const char *v, double *out);
 /* Row index of `name` in r, or -1 after fail() listing the valid names. */
 int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name);
 /* lts_point_cb writing one record (and a progress line); ud is an emit_ctx_t. */

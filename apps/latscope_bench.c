@@ -73,7 +73,10 @@ const struct option lts_cli_opts[] = {
     {"budget", required_argument, 0, O_BUDGET}, {"seed", required_argument, 0, O_SEED},
     {"raw", no_argument, 0, O_RAW}, {"output", required_argument, 0, O_OUTPUT},
     {"progress", no_argument, 0, O_PROGRESS}, {"alg", required_argument, 0, O_ALG},
-    {"root", required_argument, 0, O_ROOT}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    {"root", required_argument, 0, O_ROOT}, {"help", no_argument, 0, O_HELP},
+    {"clock-sync", required_argument, 0, O_CLOCKSYNC}, {"resync", required_argument, 0, O_RESYNC},
+    {"start-window", required_argument, 0, O_STARTWIN}, {"dummy-work", required_argument, 0, O_DUMMY},
+    {"pipelined", no_argument, 0, O_PIPELINED}, {0, 0, 0, 0}};
 
 int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out) {
     char *end;
@@ -97,6 +100,13 @@ int parse_dbl(app_t *a, const char *flag, const char *v, double *out) {
     }
     *out = x;
     return 0;
+}
+
+int parse_duration(app_t *a, const char *flag, const char *v, double *out) {
+    int rc = lts_parse_duration(v, out);
+    if (rc == LTS_ERANGE) fail(a, "%s '%s': at most one hour", flag, v);
+    else if (rc) fail(a, "%s '%s': must be a non-negative duration with a unit: ns, us, ms or s (e.g. 30us)", flag, v);
+    return rc ? -1 : 0;
 }
 
 /* "0:1,2:3" (width 2) or "0:1:2,..." (width 3) */
@@ -161,19 +171,30 @@ void on_point(void *ud, const lts_point_t *pt) {
         lts_summary_t s;
         lts_summarize(pt->m->samples, pt->m->n, e->info->policy->confidence, e->info->policy->rule, &s);
         char grp[64] = "";
-        if (pt->alg) snprintf(grp, sizeof grp, "%s", pt->alg);
+        if (pt->alg) snprintf(grp, sizeof grp, "%s%s%s", pt->alg, pt->timing ? "/" : "", pt->timing ? pt->timing : "");
         for (int k = 0; k < pt->group_size; k++)
             snprintf(grp + strlen(grp), sizeof grp - strlen(grp), "%s%d", k ? (k == 1 ? "->" : ",") : "", pt->group[k]);
-        fprintf(stderr, "[%4zu/%zu] %s %9zu B %-8s median %10.3f us  n=%-6zu +-%.1f%% (%s)\n", e->done, e->total,
+        fprintf(stderr, "[%4zu/%zu] %s %9zu B %-18s median %10.3f us  n=%-6zu +-%.1f%% (%s)\n", e->done, e->total,
                 pt->op, pt->bytes, grp, s.median * 1e6, s.n, isfinite(s.rel_err) ? s.rel_err * 100 : NAN,
                 lts_stop_reason_name((lts_stop_reason_t)pt->m->stop_reason));
         fflush(stderr);
     }
 }
 
+/* lts_coll_cfg_t.on_sync: a "clock_sync" record before the points it serves */
+static void on_sync(void *ud, const lts_clocksync_info_t *info) {
+    emit_ctx_t *e = ud;
+    if (lts_results_write_sync(e->out, info)) e->io_error = 1;
+    if (e->progress)
+        fprintf(stderr, "clock sync %s (%s%s): %.3f ms, residual max %.3f us (+-%.3f us)\n", info->method, info->model,
+                info->drift_rejected ? ", drift rejected" : "", info->cost_s * 1e3, info->residual_max_s * 1e6,
+                info->residual_bound_s * 1e6);
+}
+
 static int cmd_list(app_t *a) {
     if (a->me != 0) return 0;
-    const lts_registry_t *regs[] = {&lts_timer_registry, &lts_p2p_registry, &lts_sync_registry};
+    const lts_registry_t *regs[] = {&lts_timer_registry, &lts_p2p_registry, &lts_sync_registry, &lts_timing_registry,
+                                    &lts_clocksync_registry};
     for (size_t r = 0; r < sizeof regs / sizeof regs[0]; r++) {
         printf("%s:\n", regs[r]->kind);
         for (size_t i = 0; i < regs[r]->count; i++)
@@ -201,6 +222,7 @@ void common_init(common_t *o) {
     o->output = "-";
     o->seed = 1;
     o->sync_i = -1;
+    o->timing_allowed = (1u << LTS_TIMING_ROOT) | (1u << LTS_TIMING_MAX);
     lts_rep_policy_default(&o->pol);
 }
 
@@ -211,6 +233,8 @@ int common_opt(app_t *a, common_t *o, int c) {
     case O_TIMER: o->timer_name = optarg; return 1;
     case O_TIMING: o->timing = optarg; return 1;
     case O_SYNC: o->sync_name = optarg; return 1;
+    case O_PIPELINED: o->sync_name = "none"; return 1;
+    case O_DUMMY: parse_duration(a, "--dummy-work", optarg, &o->dummy_work_s); return 1;
     case O_WARMUP: parse_int(a, "--warmup", optarg, 0, 100000000, &o->pol.warmup); return 1;
     case O_MINR: parse_int(a, "--min-reps", optarg, 1, 100000000, &o->pol.min_reps); return 1;
     case O_MAXR: parse_int(a, "--max-reps", optarg, 1, 100000000, &o->pol.max_reps); return 1;
@@ -255,9 +279,30 @@ void common_check(app_t *a, common_t *o, const char *cmd) {
     if (!a->have_err && lts_rep_policy_check(&o->pol, msg, sizeof msg)) fail(a, "%s", msg);
     o->sync_i = lookup(a, &lts_sync_registry, "--sync", o->sync_name);
     lookup(a, &lts_timer_registry, "--timer", o->timer_name);
+    /* --timing: one method, a list, or all (of those this command allows) */
     o->tmeth = LTS_TIMING_ROOT;
-    if (!strcmp(o->timing, "max")) o->tmeth = LTS_TIMING_MAX;
-    else if (strcmp(o->timing, "root")) fail(a, "--timing '%s': valid for %s: root, max", o->timing, cmd);
+    o->timings = 0;
+    char allowed[160] = "";
+    for (size_t i = 0; i < lts_timing_registry.count; i++)
+        if (o->timing_allowed & (1u << i))
+            snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", *allowed ? ", " : "",
+                     lts_reg_row(&lts_timing_registry, i)->name);
+    uint64_t mask = 0;
+    char bad[64] = "";
+    int multi = o->timing_allowed & (o->timing_allowed - 1);
+    if (lts_reg_select(&lts_timing_registry, o->timing, &mask, bad, sizeof bad) ||
+        (!multi && strchr(o->timing, ',')))
+        fail(a, "--timing '%s': valid for %s: %s%s", o->timing, cmd, allowed, multi ? ", a list of them, or all" : "");
+    else if (!strcmp(o->timing, "all"))
+        o->timings = o->timing_allowed;
+    else if (mask & ~(uint64_t)o->timing_allowed)
+        fail(a, "--timing '%s': not available for %s; valid: %s", o->timing, cmd, allowed);
+    else if (!mask)
+        fail(a, "--timing '%s' selects no method; valid: %s", o->timing, allowed);
+    else
+        o->timings = (unsigned)mask;
+    for (int i = 0; i < LTS_TIMING_N; i++)
+        if (o->timings & (1u << i)) { o->tmeth = (lts_timing_t)i; break; }
     if (!a->have_err && lts_parse_sizes(o->sizes_spec, &o->sizes, &o->nsizes, msg, sizeof msg))
         fail(a, "--sizes: %s", msg);
 }
@@ -267,6 +312,10 @@ int common_open(app_t *a, common_t *o) {
     if (!a->have_err) {
         int rc = lts_timer_open(o->timer_name, &o->timer);
         if (rc) fail(a, "--timer %s: %s on this machine", o->timer_name, lts_strerror(rc));
+        /* test hook: a known per-rank offset and drift for the clock-sync tests */
+        else if (lts_timer_test_skew_from_env(&o->timer, a->me) < 0)
+            fail(a, "LATSCOPE_TEST_CLOCK_SKEW '%s': must be OFFSET_S,DRIFT (rank r gets r times each)",
+                 getenv("LATSCOPE_TEST_CLOCK_SKEW"));
     }
     /* Timer availability could differ between hosts: agree on a verdict before anything else. */
     int local_bad = a->have_err, any_bad;
@@ -345,6 +394,8 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
 
     int op_i = lookup(a, &lts_p2p_registry, "--op", op_name);
     common_check(a, &o, "p2p");
+    if (!a->have_err && (o.timings & (o.timings - 1)))
+        fail(a, "--timing '%s': p2p takes one method: root or max", o.timing);
     if (strcmp(mode, "seq") && strcmp(mode, "par")) fail(a, "--mode '%s': valid: seq, par", mode);
     size_t *sizes = o.sizes, nsizes = o.nsizes;
 
@@ -390,6 +441,7 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nsizes * ngroups, rc != 0};
     lts_p2p_cfg_t cfg = {op, !strcmp(mode, "par") ? LTS_MODE_PAR : LTS_MODE_SEQ, groups, ngroups, sizes, nsizes, reply,
                          window, {&o.timer, o.pol, common_sync(&o), o.tmeth}, on_point, &e};
+    cfg.measure.dummy_work_s = o.dummy_work_s;
     rc = lts_p2p_run(MPI_COMM_WORLD, &cfg);
     free(sizes);
     free(groups);
@@ -398,9 +450,12 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
 
 /* Collectives over all ranks: every selected algorithm at every size, through lts_measure. */
 static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
-    const char *op_name = "bcast", *alg_spec = "all", *root_s = "0";
+    const char *op_name = "bcast", *alg_spec = "all", *root_s = "0", *csync = NULL;
+    double resync = 0.0, window = 0.0;
+    int window_given = 0;
     common_t o;
     common_init(&o);
+    o.timing_allowed = (1u << LTS_TIMING_N) - 1;
     int c;
     optind = 1;
     opterr = 0;
@@ -412,6 +467,14 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
         case O_OP: op_name = optarg; break;
         case O_ALG: alg_spec = optarg; break;
         case O_ROOT: root_s = optarg; break;
+        case O_CLOCKSYNC: csync = optarg; break;
+        case O_RESYNC: parse_duration(a, "--resync", optarg, &resync); break;
+        case O_STARTWIN:
+            window_given = 1;
+            if (!parse_duration(a, "--start-window", optarg, &window) && window < 1e-6)
+                fail(a, "--start-window '%s': too short: the common start must leave the ranks time to arrive; "
+                     "give at least 1us (default: measured)", optarg);
+            break;
         default: foreign_opt(a, c, argv, "coll");
         }
     }
@@ -448,19 +511,65 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
                 fail(a, "--sizes: %zu B is more than an MPI count can say", o.sizes[s]);
         }
     }
+    /* timing methods against the operation, the algorithms and the other options */
+    const int global = !!(o.timings & (1u << LTS_TIMING_GLOBAL));
+    const int all_timings = !strcmp(o.timing, "all");
+    if (!a->have_err && csync) lookup(a, &lts_clocksync_registry, "--clock-sync", csync);
+    if (!a->have_err && !global && (csync || window_given || resync > 0))
+        fail(a, "%s applies to --timing global (or all); this run uses --timing %s",
+             csync ? "--clock-sync" : window_given ? "--start-window" : "--resync", o.timing);
+    if (!a->have_err && global && !strcmp(o.sync_name, "none"))
+        fail(a, "--timing %s: global timing starts every repetition at a common instant, so repetitions cannot be "
+             "pipelined; drop --pipelined / --sync none or choose root, max or local", o.timing);
+    if (!a->have_err && (o.timings & (1u << LTS_TIMING_INDIVIDUAL)) && !all_timings) {
+        if (a->P < 2)
+            fail(a, "--timing individual needs at least 2 ranks (root -> rank i tasks); this run has 1");
+        for (size_t i = 0; i < nalgs && !a->have_err; i++)
+            if (!lts_coll_individual_ok(op_i, algs[i]->name))
+                fail(a, "--timing individual applies to --op bcast or scatter with --alg linear or binomial, not "
+                     "--op %s --alg %s", op_name, algs[i]->name);
+    }
     if (common_open(a, &o)) {
         free(o.sizes);
         free(algs);
         return 1;
     }
+    if (global && !csync) csync = "hca";
     const char *opn = lts_reg_row(&lts_coll_op_names, (size_t)op_i)->name;
     lts_run_info_t info = {"latscope-bench", "coll", opn, NULL, o.timing, &o.timer, &o.pol, common_sync(&o)->name,
-                           o.seed, full_argc, full_argv, o.sizes, o.nsizes, -1, 0};
+                           o.seed, full_argc, full_argv, o.sizes, o.nsizes, -1, 0, global ? csync : NULL, resync};
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
-    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nalgs * o.nsizes, rc != 0};
-    lts_coll_cfg_t cfg = {op_i, algs, nalgs, (int)root, o.sizes, o.nsizes,
-                          {&o.timer, o.pol, common_sync(&o), o.tmeth}, on_point, &e};
+    int nt = 0;
+    for (int i = 0; i < LTS_TIMING_N; i++) nt += !!(o.timings & (1u << i));
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nalgs * o.nsizes * (size_t)nt, rc != 0};
+    lts_coll_cfg_t cfg = {0};
+    cfg.op = op_i;
+    cfg.algs = algs;
+    cfg.nalgs = nalgs;
+    cfg.root = (int)root;
+    cfg.sizes = o.sizes;
+    cfg.nsizes = o.nsizes;
+    cfg.measure.timer = &o.timer;
+    cfg.measure.policy = o.pol;
+    cfg.measure.sync = common_sync(&o);
+    cfg.measure.timing = o.tmeth;
+    cfg.measure.dummy_work_s = o.dummy_work_s;
+    cfg.measure.start_window_s = window;
+    cfg.on_point = on_point;
+    cfg.ud = &e;
+    cfg.timings = o.timings;
+    cfg.clock_sync = csync;
+    cfg.resync_s = resync;
+    cfg.on_sync = on_sync;
     rc = lts_coll_run(MPI_COMM_WORLD, &cfg);
+    if (rc == LTS_ERANGE) {
+        fail(a, "--start-window %g us is shorter than twice the clocks' residual error after --clock-sync %s; widen it "
+             "or leave it out (measured)", window * 1e6, csync);
+        rc = LTS_OK;
+    } else if (rc == LTS_ENODATA && a->me == 0) {
+        fprintf(stderr, "latscope-bench: no valid repetition: with global timing every repetition had a rank reach the "
+                        "common start late; widen --start-window (or run fewer ranks than cores)\n");
+    }
     free(o.sizes);
     free(algs);
     return common_finish(a, &o, rc, e.io_error, "coll");

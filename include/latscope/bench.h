@@ -55,13 +55,45 @@ typedef struct lts_sync_desc {
 } lts_sync_desc_t;
 extern const lts_registry_t lts_sync_registry;
 
-typedef enum { LTS_TIMING_ROOT = 0, LTS_TIMING_MAX = 1 } lts_timing_t;
+/* Timing methods (a registry: --timing NAME; MPIBlib §2.1, IMB for `local`).
+ *   root        the initiator's / root's clock; for collectives every other rank confirms its
+ *               completion with an empty message and the median confirmation time, measured
+ *               alone, is subtracted (results may be negative: reported, never clamped)
+ *   max         the maximum over ranks of local times after a synchronised start
+ *   global      start at a common future instant on synchronised clocks (cfg.clock); the time is
+ *               the latest finish on the global clock minus that instant; a rank that reaches the
+ *               start after the instant makes the repetition invalid (counted, not kept)
+ *   local       each rank's own times (IMB): per-rank min/avg/max reported; samples are the max
+ *   individual  operation-specific (bcast/scatter, linear and binomial): root -> rank i tasks,
+ *               each acknowledged by rank i and corrected by the one-way time of the empty ack */
+typedef enum {
+    LTS_TIMING_ROOT = 0,
+    LTS_TIMING_MAX = 1,
+    LTS_TIMING_GLOBAL = 2,
+    LTS_TIMING_LOCAL = 3,
+    LTS_TIMING_INDIVIDUAL = 4,
+    LTS_TIMING_N
+} lts_timing_t;
+
+typedef struct lts_timing_desc {
+    const char *name;
+    const char *help;
+    int needs_clock;   /* a synchronised clock (cfg.clock) */
+} lts_timing_desc_t;
+extern const lts_registry_t lts_timing_registry;
+
+struct lts_clock;
 
 typedef struct lts_measure_cfg {
     const lts_timer_t *timer;
     lts_rep_policy_t policy;
     const lts_sync_desc_t *sync;
     lts_timing_t timing;
+    const struct lts_clock *clock;  /* global timing: the synchronised clock (clocksync.h) */
+    double start_window_s;          /* global timing: lead time of the common start (<= 0: automatic) */
+    double dummy_work_s;            /* busy-wait after each repetition, untimed (seed 002 §4.3) */
+    int target;                     /* individual timing: the rank whose task is timed */
+    double ack_s;                   /* individual timing: one-way time of the empty ack (subtracted) */
 } lts_measure_cfg_t;
 
 /* What one measured point produced. samples are valid on group rank 0 only. */
@@ -69,9 +101,15 @@ typedef struct lts_measurement {
     double *samples;        /* scaled values, seconds; owned: free with lts_measurement_free */
     size_t n;
     long reps_total;        /* repetitions run (valid + rejected) */
+    long reps_invalid;      /* global timing: repetitions a rank started late (not kept) */
+    long negative;          /* root timing: kept samples below zero after the correction */
     int stop_reason;        /* lts_stop_reason_t */
     double rel_err;         /* achieved relative CI half-width at the last check (NaN if none) */
     double wall_s;          /* wall time of the whole point, warm-up included */
+    double confirm_s;       /* root timing of a collective: the subtracted confirmation time (else NaN) */
+    double window_s;        /* global timing: the start window used (else NaN) */
+    double *local;          /* local timing, rank 0: 4 per rank (min, avg, max, median); else NULL */
+    int nlocal;             /* ranks in local */
 } lts_measurement_t;
 
 /* Time `op` on ctx->comm (collective over it). */
@@ -92,6 +130,9 @@ typedef struct lts_point {
     const lts_measurement_t *m;
     const char *alg;        /* collectives: the algorithm (NULL for p2p) */
     int root;               /* collectives: world rank of the root */
+    const char *timing;     /* the timing method's name */
+    const double *tasks;    /* individual timing: per rank of comm, the task's median (root: NaN) */
+    int ntasks;
 } lts_point_t;
 
 typedef void (*lts_point_cb)(void *ud, const lts_point_t *pt);
@@ -132,6 +173,9 @@ extern const lts_registry_t lts_coll_op_registry;
  * on P ranks (those split into P blocks need bytes % P == 0). */
 int lts_coll_size_ok(int op, size_t bytes, int P);
 
+struct lts_clocksync_opts;
+struct lts_clocksync_info;
+
 typedef struct lts_coll_cfg {
     int op;                                  /* lts_coll_op_t */
     const struct lts_coll_alg *const *algs;  /* nalgs rows of lts_coll_registry(op) */
@@ -139,14 +183,25 @@ typedef struct lts_coll_cfg {
     int root;                                /* rank in comm */
     const size_t *sizes;
     size_t nsizes;
-    lts_measure_cfg_t measure;
+    lts_measure_cfg_t measure;               /* measure.timing: the method when `timings` is 0 */
     lts_point_cb on_point;                   /* called on the root for every point */
     void *ud;
+    unsigned timings;        /* bit (1 << lts_timing_t) per method to run at every point; 0: measure.timing.
+                              * individual is run only where lts_coll_individual_ok() says */
+    const char *clock_sync;  /* global timing: method of lts_clocksync_registry (NULL: "hca") */
+    const struct lts_clocksync_opts *sync_opts;   /* NULL: defaults */
+    double resync_s;         /* re-synchronise before a point when the last sync is older (<= 0: once) */
+    void (*on_sync)(void *ud, const struct lts_clocksync_info *info);   /* rank 0, after every sync */
 } lts_coll_cfg_t;
 
-/* Time every (algorithm, size) with lts_measure on all of comm (collective over comm). The
- * communicator is renumbered so that `root` is rank 0: root timing is on the collective's
- * root (for rootless operations, on rank `root`). Points are reported by the root. */
+/* 1 if the individual-task method applies: bcast or scatter by a linear or binomial tree. */
+int lts_coll_individual_ok(int op, const char *alg_name);
+
+/* Time every (algorithm, size, timing method) with lts_measure on all of comm (collective over
+ * comm). The communicator is renumbered so that `root` is rank 0: root timing is on the
+ * collective's root (for rootless operations, on rank `root`). Points are reported by rank 0 of
+ * comm. Returns LTS_ERANGE when a given start window is shorter than twice the clock
+ * synchronisation's residual error, LTS_ENODATA when a point had no valid repetition. */
 int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg);
 
 #ifdef __cplusplus

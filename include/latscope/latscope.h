@@ -11,6 +11,7 @@
 #include "latscope/sched.h"
 #include "latscope/json.h"
 #include "latscope/bench.h"
+#include "latscope/clocksync.h"
 #include "latscope/results.h"
 #include "latscope/algos.h"
 #endif

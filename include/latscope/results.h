@@ -28,6 +28,8 @@ typedef struct lts_run_info {
     size_t nsizes;
     long reply_bytes;           /* < 0: same as the size */
     int window;
+    const char *clock_sync;     /* global timing's method (NULL: "none", no sync) */
+    double resync_s;            /* re-sync interval (<= 0: once) */
 } lts_run_info_t;
 
 /* Metadata record (collective over comm: gathers host names); written by rank 0 of comm. */
@@ -35,6 +37,10 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *info);
 
 /* One point record. raw != 0 adds the samples. */
 int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t *info, int raw);
+
+/* A clock-synchronisation record (type "clock_sync"): method, model, cost, residual error. */
+struct lts_clocksync_info;
+int lts_results_write_sync(FILE *f, const struct lts_clocksync_info *info);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,10 @@ int lts_parse_size(const char *s, size_t *out);
  * the bad item and what is allowed. */
 int lts_parse_sizes(const char *spec, size_t **out, size_t *count, char *msg, size_t msglen);
 
+/* Parse a duration: a non-negative number with a unit ns, us, ms or s ("30us", "0.5s"); a bare
+ * number is seconds. LTS_EINVAL on syntax or a negative value, LTS_ERANGE above one hour. */
+int lts_parse_duration(const char *s, double *seconds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@ class Results:
     points: pd.DataFrame
     path: Path | None = None
     raw: dict[int, list[float]] = field(default_factory=dict)
+    syncs: list[dict[str, Any]] = field(default_factory=list)   # "clock_sync" records, in order
 
     def to_frame(self) -> pd.DataFrame:
         return self.points.copy()
@@ -61,6 +62,7 @@ def load(path: str | Path) -> Results:
     meta: dict[str, Any] | None = None
     recs: list[dict[str, Any]] = []
     raw: dict[int, list[float]] = {}
+    syncs: list[dict[str, Any]] = []
     with p.open() as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -80,6 +82,9 @@ def load(path: str | Path) -> Results:
                     raise ResultsError(f"{p}:{lineno}: schema {rec.get('schema')!r}; this reader knows {SCHEMA!r}")
                 meta = rec
                 continue
+            if kind == "clock_sync":
+                syncs.append(rec)
+                continue
             if kind != "point":
                 raise ResultsError(f"{p}:{lineno}: unknown record type {kind!r}")
             if "samples_s" in rec:
@@ -91,4 +96,4 @@ def load(path: str | Path) -> Results:
     if not df.empty and "group" in df:
         # collective records have no group (all ranks take part)
         df["pair"] = df["group"].map(lambda g: tuple(g) if isinstance(g, list) else None)
-    return Results(meta=meta, points=df, path=p, raw=raw)
+    return Results(meta=meta, points=df, path=p, raw=raw, syncs=syncs)

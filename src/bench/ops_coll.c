@@ -3,7 +3,10 @@
  * bytes (MPI_BYTE; reductions use MPI_BOR, defined on bytes). */
 #include "latscope/algos.h"
 #include "latscope/bench.h"
+#include "latscope/clocksync.h"
 #include "latscope/errors.h"
+#include "latscope/stats.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,24 +62,93 @@ int lts_coll_size_ok(int op, size_t bytes, int P) {
     }
 }
 
-/* The root's measurement, moved to rank 0 of the caller's communicator (which writes). */
-static int move_to_rank0(MPI_Comm comm, int root, int me, lts_measurement_t *m) {
-    enum { TAG = 0x4c55 };
+int lts_coll_individual_ok(int op, const char *alg) {
+    return (op == LTS_COLL_BCAST || op == LTS_COLL_SCATTER) && alg &&
+           (!strcmp(alg, "linear") || !strcmp(alg, "binomial"));
+}
+
+/* The root's measurement (and per-task medians), moved to rank 0 of the caller's communicator,
+ * which writes. Everything travels as doubles. */
+static int move_to_rank0(MPI_Comm comm, int root, int me, lts_measurement_t *m, double *tasks, int P) {
+    enum { TAG = 0x4c55, NH = 11 };
     if (root == 0 || (me != root && me != 0)) return LTS_OK;
-    double h[5];
+    double h[NH];
     if (me == root) {
         h[0] = (double)m->n; h[1] = (double)m->reps_total; h[2] = m->stop_reason; h[3] = m->rel_err; h[4] = m->wall_s;
-        MPI_Send(h, 5, MPI_DOUBLE, 0, TAG, comm);
+        h[5] = (double)m->reps_invalid; h[6] = (double)m->negative; h[7] = m->confirm_s; h[8] = m->window_s;
+        h[9] = m->local ? m->nlocal : 0; h[10] = tasks ? 1 : 0;
+        MPI_Send(h, NH, MPI_DOUBLE, 0, TAG, comm);
         MPI_Send(m->samples, (int)m->n, MPI_DOUBLE, 0, TAG, comm);
+        if (m->local) MPI_Send(m->local, 4 * m->nlocal, MPI_DOUBLE, 0, TAG, comm);
+        if (tasks) MPI_Send(tasks, P, MPI_DOUBLE, 0, TAG, comm);
         lts_measurement_free(m);
         return LTS_OK;
     }
-    MPI_Recv(h, 5, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
+    MPI_Recv(h, NH, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
+    memset(m, 0, sizeof *m);
     m->n = (size_t)h[0]; m->reps_total = (long)h[1]; m->stop_reason = (int)h[2]; m->rel_err = h[3]; m->wall_s = h[4];
+    m->reps_invalid = (long)h[5]; m->negative = (long)h[6]; m->confirm_s = h[7]; m->window_s = h[8];
+    m->nlocal = (int)h[9];
     m->samples = malloc((m->n + 1) * sizeof *m->samples);
-    if (!m->samples) { MPI_Abort(comm, 1); return LTS_ENOMEM; }
+    if (m->nlocal) m->local = malloc(4 * (size_t)m->nlocal * sizeof *m->local);
+    if (!m->samples || (m->nlocal && !m->local)) { MPI_Abort(comm, 1); return LTS_ENOMEM; }
     MPI_Recv(m->samples, (int)m->n, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
+    if (m->nlocal) MPI_Recv(m->local, 4 * m->nlocal, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
+    if (h[10] != 0.0) MPI_Recv(tasks, P, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
     return LTS_OK;
+}
+
+/* Individual-task method: one measurement per target rank i (root -> i with an ack); the point's
+ * value is the slowest task, whose samples are kept; every task's median goes in tasks[i]. */
+static int measure_individual(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *mc,
+                              lts_measurement_t *out, double *tasks) {
+    memset(out, 0, sizeof *out);
+    double worst = -INFINITY;
+    double wall = 0.0;
+    long total = 0;
+    for (int i = 0; i < ctx->size; i++) tasks[i] = NAN;
+    for (int t = 1; t < ctx->size; t++) {
+        lts_measure_cfg_t c = *mc;
+        c.timing = LTS_TIMING_INDIVIDUAL;
+        c.target = t;
+        c.ack_s = 0.0;
+        lts_measurement_t m;
+        int rc = lts_measure(op, ctx, &c, &m);
+        if (rc) { lts_measurement_free(out); return rc; }
+        wall += m.wall_s;
+        total += m.reps_total;
+        double med = NAN;
+        if (ctx->rank == 0) {
+            lts_summary_t s;
+            lts_summarize(m.samples, m.n, mc->policy.confidence, mc->policy.rule, &s);
+            med = s.median;
+            tasks[t] = med;
+        }
+        if (ctx->rank == 0 && med > worst) {
+            worst = med;
+            lts_measurement_free(out);
+            *out = m;
+        } else {
+            lts_measurement_free(&m);
+        }
+    }
+    out->wall_s = wall;
+    out->reps_total = total;
+    return LTS_OK;
+}
+
+static int do_sync(MPI_Comm comm, const lts_coll_cfg_t *cfg, lts_clock_t *clk, double *when) {
+    lts_clocksync_info_t info = {0};
+    int rc = lts_clocksync(comm, cfg->clock_sync ? cfg->clock_sync : "hca", cfg->sync_opts, cfg->measure.timer, clk,
+                           &info);
+    *when = MPI_Wtime();
+    int me;
+    MPI_Comm_rank(comm, &me);
+    if (!rc && me == 0 && cfg->on_sync) cfg->on_sync(cfg->ud, &info);
+    /* a given start window must cover the clocks' disagreement both ways */
+    if (!rc && cfg->measure.start_window_s > 0 && cfg->measure.start_window_s < 2 * info.residual_max_s) rc = LTS_ERANGE;
+    lts_clocksync_info_free(&info);
+    return rc;
 }
 
 int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
@@ -86,6 +158,8 @@ int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
     if (cfg->op < 0 || cfg->op >= LTS_COLL_NOPS || cfg->root < 0 || cfg->root >= P) return LTS_EINVAL;
     for (size_t s = 0; s < cfg->nsizes; s++)
         if (!lts_coll_size_ok(cfg->op, cfg->sizes[s], P) || cfg->sizes[s] > (size_t)0x7fffffff) return LTS_EINVAL;
+    unsigned timings = cfg->timings ? cfg->timings : 1u << cfg->measure.timing;
+    if (timings >> LTS_TIMING_N) return LTS_EINVAL;
     const lts_op_desc_t *op = (const lts_op_desc_t *)lts_reg_row(&lts_coll_op_registry, (size_t)cfg->op);
     /* The driver times on rank 0 of its communicator: renumber so that the root is rank 0.
      * Binomial and linear trees use ranks relative to the root, so the trees are unchanged. */
@@ -100,30 +174,56 @@ int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
     ctx.root = 0;
     ctx.sbuf = malloc(maxb + 1);
     ctx.rbuf = malloc(maxb + 1);
-    int lok = ctx.sbuf && ctx.rbuf, ok;
+    double *tasks = malloc((size_t)P * sizeof *tasks);
+    int lok = ctx.sbuf && ctx.rbuf && tasks, ok;
     MPI_Allreduce(&lok, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok) { rc = LTS_ENOMEM; goto out; }
     memset(ctx.sbuf, me & 0xff, maxb + 1);
     memset(ctx.rbuf, 0, maxb + 1);
+    lts_clock_t clk = {cfg->measure.timer, 0.0, 1.0};
+    double synced_at = -1.0;
     for (size_t a = 0; a < cfg->nalgs && rc == LTS_OK; a++) {
         ctx.alg = cfg->algs[a];
         for (size_t s = 0; s < cfg->nsizes && rc == LTS_OK; s++) {
             ctx.bytes = cfg->sizes[s];
-            lts_measurement_t m;
-            rc = lts_measure(op, &ctx, &cfg->measure, &m);
-            if (rc) break;
-            move_to_rank0(comm, cfg->root, me, &m);
-            if (me == 0 && cfg->on_point) {
-                int all = -1;
-                lts_point_t pt = {op->name, &all, 0, 0, cfg->sizes[s], cfg->sizes[s], 0, &m, ctx.alg->name, cfg->root};
-                cfg->on_point(cfg->ud, &pt);
+            for (int tm = 0; tm < LTS_TIMING_N && rc == LTS_OK; tm++) {
+                if (!(timings & (1u << tm))) continue;
+                if (tm == LTS_TIMING_INDIVIDUAL && (!lts_coll_individual_ok(cfg->op, ctx.alg->name) || P < 2)) {
+                    if (cfg->timings) continue;   /* "all": only where it applies */
+                    rc = LTS_EINVAL;
+                    break;
+                }
+                lts_measure_cfg_t mc = cfg->measure;
+                mc.timing = (lts_timing_t)tm;
+                if (tm == LTS_TIMING_GLOBAL) {
+                    /* (re-)synchronise the clocks when none is fresh enough (synced_at is the
+                     * same decision on every rank: MPI_Wtime differences are local but the
+                     * verdict is broadcast) */
+                    int need = synced_at < 0 || (cfg->resync_s > 0 && MPI_Wtime() - synced_at > cfg->resync_s);
+                    MPI_Bcast(&need, 1, MPI_INT, 0, comm);
+                    if (need && (rc = do_sync(rc_comm, cfg, &clk, &synced_at))) break;
+                    mc.clock = &clk;
+                }
+                lts_measurement_t m;
+                int individual = tm == LTS_TIMING_INDIVIDUAL;
+                rc = individual ? measure_individual(op, &ctx, &mc, &m, tasks) : lts_measure(op, &ctx, &mc, &m);
+                if (rc) break;
+                move_to_rank0(comm, cfg->root, me, &m, individual ? tasks : NULL, P);
+                if (me == 0 && cfg->on_point) {
+                    int all = -1;
+                    lts_point_t pt = {op->name, &all, 0, 0, cfg->sizes[s], cfg->sizes[s], 0, &m, ctx.alg->name,
+                                      cfg->root, lts_reg_row(&lts_timing_registry, (size_t)tm)->name,
+                                      individual ? tasks : NULL, individual ? P : 0};
+                    cfg->on_point(cfg->ud, &pt);
+                }
+                lts_measurement_free(&m);
             }
-            lts_measurement_free(&m);
         }
     }
 out:
     free(ctx.sbuf);
     free(ctx.rbuf);
+    free(tasks);
     MPI_Comm_free(&rc_comm);
     return rc;
 }

@@ -1,4 +1,5 @@
 #include "latscope/results.h"
+#include "latscope/clocksync.h"
 #include "latscope/errors.h"
 #include "latscope/stats.h"
 #include <math.h>
@@ -9,6 +10,7 @@
 #ifndef LTS_GIT_SHA
 #define LTS_GIT_SHA "unknown"
 #endif
+
 
 static void policy_json(lts_json_t *j, const lts_rep_policy_t *p) {
     lts_json_obj_begin(j, "rep_policy");
@@ -71,9 +73,12 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     lts_json_dbl(&j, "ticks_per_s", in->timer->ticks_per_s > 0 ? in->timer->ticks_per_s : NAN);
     lts_json_obj_end(&j);
     lts_json_str(&j, "timing_method", in->timing);
+    /* the method only; each synchronisation writes its own "clock_sync" record with its error */
     lts_json_obj_begin(&j, "clock_sync");
-    lts_json_str(&j, "method", "none");
+    lts_json_str(&j, "method", in->clock_sync ? in->clock_sync : "none");
     lts_json_null(&j, "error_s");
+    if (in->clock_sync && in->resync_s > 0) lts_json_dbl(&j, "resync_s", in->resync_s);
+    else lts_json_null(&j, "resync_s");
     lts_json_obj_end(&j);
     lts_json_str(&j, "sync", in->sync);
     policy_json(&j, in->policy);
@@ -144,6 +149,52 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
     lts_json_dbl(&j, "rel_err", s.rel_err);
     lts_json_int(&j, "reps_valid", (long long)m->n);
     lts_json_int(&j, "reps_total", m->reps_total);
+    if (pt->timing) {
+        lts_json_str(&j, "timing", pt->timing);
+        lts_json_int(&j, "reps_invalid", m->reps_invalid);
+        /* root timing of a collective: the confirmation time that was subtracted, and how many
+         * kept samples fell below zero after it (reported as they are, never clamped) */
+        if (isfinite(m->confirm_s)) {
+            lts_json_dbl(&j, "confirm_s", m->confirm_s);
+            lts_json_int(&j, "negative_samples", m->negative);
+        }
+        if (isfinite(m->window_s)) lts_json_dbl(&j, "start_window_s", m->window_s);
+        if (m->local && m->nlocal > 0) {
+            /* seed 002 §4.3: per-rank min/avg/max, then averaged over ranks; IMB: min/avg/max over
+             * ranks of each rank's average */
+            double mn = 0, av = 0, mx = 0, tmin = INFINITY, tmax = -INFINITY;
+            for (int r = 0; r < m->nlocal; r++) {
+                const double *q = m->local + 4 * r;
+                mn += q[0]; av += q[1]; mx += q[2];
+                if (q[1] < tmin) tmin = q[1];
+                if (q[1] > tmax) tmax = q[1];
+            }
+            lts_json_obj_begin(&j, "local");
+            lts_json_dbl(&j, "min_s", mn / m->nlocal);
+            lts_json_dbl(&j, "avg_s", av / m->nlocal);
+            lts_json_dbl(&j, "max_s", mx / m->nlocal);
+            lts_json_dbl(&j, "imb_t_min_s", tmin);
+            lts_json_dbl(&j, "imb_t_avg_s", av / m->nlocal);
+            lts_json_dbl(&j, "imb_t_max_s", tmax);
+            lts_json_arr_begin(&j, "per_rank");
+            for (int r = 0; r < m->nlocal; r++) {
+                lts_json_obj_begin(&j, NULL);
+                lts_json_dbl(&j, "min_s", m->local[4 * r]);
+                lts_json_dbl(&j, "avg_s", m->local[4 * r + 1]);
+                lts_json_dbl(&j, "max_s", m->local[4 * r + 2]);
+                lts_json_dbl(&j, "median_s", m->local[4 * r + 3]);
+                lts_json_obj_end(&j);
+            }
+            lts_json_arr_end(&j);
+            lts_json_obj_end(&j);
+        }
+        if (pt->tasks) {
+            /* individual tasks: rank (of the renumbered communicator, root = 0) -> median */
+            lts_json_arr_begin(&j, "task_median_s");
+            for (int r = 0; r < pt->ntasks; r++) lts_json_dbl(&j, NULL, pt->tasks[r]);
+            lts_json_arr_end(&j);
+        }
+    }
     lts_json_str(&j, "stop_reason", lts_stop_reason_name((lts_stop_reason_t)m->stop_reason));
     lts_json_dbl(&j, "wall_s", m->wall_s);
     /* streaming bandwidth: window * size / median time (only for the bandwidth operation) */
@@ -154,6 +205,35 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
         for (size_t i = 0; i < m->n; i++) lts_json_dbl(&j, NULL, m->samples[i]);
         lts_json_arr_end(&j);
     }
+    lts_json_obj_end(&j);
+    int rc = lts_json_emit(&j, f);
+    lts_json_free(&j);
+    return rc;
+}
+
+int lts_results_write_sync(FILE *f, const lts_clocksync_info_t *in) {
+    lts_json_t j;
+    lts_json_init(&j);
+    lts_json_obj_begin(&j, NULL);
+    lts_json_str(&j, "type", "clock_sync");
+    lts_json_str(&j, "method", in->method);
+    lts_json_str(&j, "model", in->model);
+    lts_json_bool(&j, "drift_rejected", in->drift_rejected);
+    lts_json_dbl(&j, "cost_s", in->cost_s);
+    lts_json_dbl(&j, "check_cost_s", in->check_cost_s);
+    lts_json_dbl(&j, "residual_max_s", in->residual_max_s);
+    lts_json_dbl(&j, "residual_bound_s", in->residual_bound_s);
+    lts_json_arr_begin(&j, "residual_s");
+    for (int r = 0; in->residual_s && r < in->nranks; r++) lts_json_dbl(&j, NULL, in->residual_s[r]);
+    lts_json_arr_end(&j);
+    /* each rank's map to the reference clock: at the end of the sync global - local = offset,
+     * changing by drift per second (rank of the timed communicator, root = 0) */
+    lts_json_arr_begin(&j, "offset_s");
+    for (int r = 0; in->A && r < in->nranks; r++) lts_json_dbl(&j, NULL, in->A[r]);
+    lts_json_arr_end(&j);
+    lts_json_arr_begin(&j, "drift");
+    for (int r = 0; in->B && r < in->nranks; r++) lts_json_dbl(&j, NULL, in->B[r] - 1.0);
+    lts_json_arr_end(&j);
     lts_json_obj_end(&j);
     int rc = lts_json_emit(&j, f);
     lts_json_free(&j);

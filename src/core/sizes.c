@@ -2,6 +2,7 @@
 #include "latscope/errors.h"
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,4 +140,25 @@ fail:
     free(copy);
     free(a);
     return rc ? rc : LTS_EINVAL;
+}
+
+int lts_parse_duration(const char *s, double *seconds) {
+    if (!s) return LTS_EINVAL;
+    const char *p = s;
+    while (isspace((unsigned char)*p)) p++;
+    if (!isdigit((unsigned char)*p) && *p != '.') return LTS_EINVAL;   /* also rejects '-' */
+    errno = 0;
+    char *end;
+    double v = strtod(p, &end);
+    if (errno || end == p || !isfinite(v)) return LTS_EINVAL;
+    double mul = 1.0;
+    if (!strcmp(end, "ns")) mul = 1e-9;
+    else if (!strcmp(end, "us")) mul = 1e-6;
+    else if (!strcmp(end, "ms")) mul = 1e-3;
+    else if (!strcmp(end, "s") || !*end) mul = 1.0;
+    else return LTS_EINVAL;
+    v *= mul;
+    if (v > 3600.0) return LTS_ERANGE;
+    *seconds = v;
+    return LTS_OK;
 }

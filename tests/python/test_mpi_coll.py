@@ -50,7 +50,13 @@ def test_coll_records(np_, op, sizes, tmp_path):
         for f in STATS:
             assert f in p, f
         assert p["n"] == 10 and p["stop_reason"] == "fixed" and len(p["samples_s"]) == 10
-        assert 0 < p["min_s"] <= p["median_s"] <= p["max_s"]
+        assert p["min_s"] <= p["median_s"] <= p["max_s"]
+        assert p["timing"] == "root"
+        if np_ > 1:
+            # root timing subtracts the measured confirmation time; what falls below zero is
+            # reported as it is and counted, never clamped (MPIBlib §2.1)
+            assert p["confirm_s"] > 0
+            assert p["negative_samples"] == sum(x < 0 for x in p["samples_s"])
         assert "group" not in p and "mode" not in p
 
 
@@ -60,7 +66,8 @@ def test_coll_other_ops_and_timing(np_, tmp_path):
     never includes null; the explicit null row runs."""
     for op in ("barrier", "reduce", "allreduce", "allgather", "alltoall"):
         out = tmp_path / f"{op}.jsonl"
-        cp = mpirun(np_, ["coll", "--op", op, "--sizes", f"0,{8 * np_}", "--timing", "max", "-o", str(out)] + FAST)
+        cp = mpirun(np_, ["coll", "--op", op, "--alg", "native", "--sizes", f"0,{8 * np_}", "--timing", "max", "-o",
+                          str(out)] + FAST)
         assert cp.returncode == 0, (op, cp.stderr)
         meta, pts = records(out)
         assert meta["timing_method"] == "max"
@@ -91,7 +98,19 @@ def bad_cases(np_: int) -> list[tuple[list[str], str]]:
         (["--root", str(np_)], f"--root '{np_}'"),
         (["--root", "-1"], "--root '-1'"),
         (["--root", "x"], "--root 'x'"),
-        (["--timing", "global"], "'global'"),
+        (["--timing", "psychic"], "'psychic'"),
+        (["--timing", "root,psychic"], "'root,psychic'"),
+        (["--clock-sync", "sundial", "--timing", "global"], "'sundial'"),
+        (["--clock-sync", "hca"], "--timing global"),
+        (["--start-window", "10us"], "--timing global"),
+        (["--timing", "global", "--start-window", "0.5us"], "'0.5us'"),
+        (["--timing", "global", "--start-window", "-3us"], "'-3us'"),
+        (["--timing", "global", "--pipelined"], "pipelined"),
+        (["--timing", "global", "--resync", "soon"], "'soon'"),
+        (["--op", "gather", "--timing", "individual"], "--timing individual"),
+        (["--op", "bcast", "--alg", "native", "--timing", "individual"], "--timing individual"),
+        (["--dummy-work", "-30us"], "'-30us'"),
+        (["--dummy-work", "30parsecs"], "'30parsecs'"),
         (["--sizes", "2G"], "'2G'"),
         (["--sizes", "8,abc"], "'abc'"),
         (["--min-reps", "50", "--max-reps", "10"], "--max-reps 10"),
