@@ -35,7 +35,7 @@ BUILD_STAMP := $(BUILD)/.latscope-built
 export LATSCOPE_BUILD_DIR := $(abspath $(BUILD))
 export LATSCOPE_MPIEXEC := $(MPIEXEC)
 
-C_SOURCES := $(shell find src apps include bench tests/c -name '*.[ch]' 2>/dev/null) CMakeLists.txt $(wildcard cmake/*)
+C_SOURCES := $(shell find src apps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*)
 
 .PHONY: all setup build demo test test-c test-py bench clean distclean
 
@@ -69,8 +69,7 @@ test-py: build
 	$(VPY) -m pytest -x -q -rf tests/python
 
 bench: build
-	$(VPY) bench/p2p_overhead.py
-	$(VPY) bench/adaptive_reps.py
+	@for b in bench/*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
 
 clean:
 	rm -rf build build-openmpi build-user build*-cmake.log results/demo

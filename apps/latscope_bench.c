@@ -38,6 +38,13 @@ static const char *USAGE =
     "  --sizes            bcast/reduce/allreduce: the message; scatter/gather: the root's whole buffer;\n"
     "                     allgather: the whole result; alltoall: the whole send buffer. Split ops need\n"
     "                     multiples of the rank count (default: 0,8,64,1K,8K,64K per rank)\n"
+    "  --timing LIST      root (confirmed, corrected), max, global, local (IMB), individual (bcast/scatter\n"
+    "                     linear|binomial), a list, or all (default root); see docs/collectives.md\n"
+    "  --clock-sync NAME  global timing's clock synchronisation: none, mpibench, skampi, jk, hca (default)\n"
+    "  --resync DURATION  re-synchronise when the last sync is older (default: once)\n"
+    "  --start-window D   global timing: lead time of each common start (default: measured)\n"
+    "  --pipelined        repetitions back to back (same as --sync none): the pipeline effect\n"
+    "  --dummy-work D     busy-wait D after every repetition, untimed (e.g. 30us: seed 002 barrier benchmark)\n"
     "\n"
     "p2p options:\n"
     "  --op NAME          pingpong (default), roundtrip, bandwidth, p2two\n"
@@ -47,7 +54,7 @@ static const char *USAGE =
     "  --reply-size N     reply size for roundtrip (default: same) and p2two (default 0)\n"
     "  --window W         messages in flight for bandwidth (1..1024, default 64)\n"
     "  --timer NAME       wtime, monotonic (default), tsc\n"
-    "  --timing root|max  root: the initiator's clock (default); max: max over the group\n"
+    "  --timing root|max  p2p: the initiator's clock (default) or the max over the group\n"
     "  --sync NAME        barrier (isolated repetitions, default) or none (back to back)\n"
     "  --warmup N         untimed repetitions (default 100)\n"
     "  --min-reps N --max-reps N   repetition bounds (default 20, 100000; equal: fixed count)\n"
@@ -491,15 +498,14 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
     size_t nalgs = 0;
     if (op_i >= 0) {
         const lts_registry_t *reg = lts_coll_registry((lts_coll_op_t)op_i);
-        uint64_t mask = 0;
-        char bad[128] = "", names[512];
+        char bad[256] = "", names[512];
         lts_reg_names(reg, names, sizeof names);
-        int rc = lts_reg_select(reg, alg_spec, &mask, bad, sizeof bad);
-        if (rc) fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
-        else if (!mask) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
-        algs = malloc(reg->count * sizeof *algs);
-        for (size_t i = 0; algs && i < reg->count; i++)
-            if (mask & ((uint64_t)1 << i)) algs[nalgs++] = (const lts_coll_alg_t *)lts_reg_row(reg, i);
+        /* parametrised rows ("tree:k=3") are instantiated by lts_coll_select */
+        int rc = lts_coll_select((lts_coll_op_t)op_i, alg_spec, &algs, &nalgs, bad, sizeof bad);
+        if (rc == LTS_ENOTFOUND)
+            fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
+        else if (rc) fail(a, "--alg '%s': %s", alg_spec, bad[0] ? bad : lts_strerror(rc));
+        else if (!nalgs) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
         /* split operations: the default sizes are per-rank blocks of 0, 8, ... 64K */
         if (!o.sizes_given && !a->have_err && !lts_coll_size_ok(op_i, 1, a->P))
             for (size_t s = 0; s < o.nsizes; s++) o.sizes[s] *= (size_t)a->P;

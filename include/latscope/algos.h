@@ -96,6 +96,37 @@ int lts_gather_linear(const void *sbuf, int scount, MPI_Datatype stype, void *rb
 int lts_gather_binomial(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int root, MPI_Comm comm);
 
+/* ---- barrier algorithms (src/algos/barrier.c; docs/barriers.md) ------------------------------
+ * Point-to-point tags: LTS_BARRIER_TAG .. LTS_BARRIER_TAG + 0xff (distinct from the other
+ * algorithms' LTS_COLL_TAG, LTS_COLL_TAG + 1). Each is a barrier on any communicator of any size;
+ * state a variant needs (two duplicated communicators, a shared-memory window) is created on the
+ * first call on a communicator, cached on it as an attribute, and freed with it (or at
+ * MPI_Finalize). k: the tree arity, >= 2. */
+#define LTS_BARRIER_TAG (LTS_COLL_TAG + 0x100)
+#define LTS_BARRIER_K_MAX 4096
+int lts_barrier_dissemination(MPI_Comm comm);
+int lts_barrier_pairwise(MPI_Comm comm);
+int lts_barrier_tree(MPI_Comm comm, int k);        /* k-nomial gather, release down the same tree */
+int lts_barrier_tree_bcast(MPI_Comm comm, int k);  /* k-nomial gather, release by MPI_Bcast */
+int lts_barrier_tree_shm(MPI_Comm comm, int k);    /* gather per node + across node leaders, release by a flag */
+int lts_barrier_tree_2net(MPI_Comm comm, int k);   /* children split over two duplicated comms, MPI_Bcast release */
+int lts_barrier_binomial(MPI_Comm comm);
+int lts_barrier_linear(MPI_Comm comm);
+int lts_barrier_linear_bcast(MPI_Comm comm);
+int lts_barrier_linear_2net(MPI_Comm comm);
+int lts_barrier_tournament(MPI_Comm comm);
+
+/* Selection with parameters: `spec` in the include/exclude grammar ("all", "a,b,-c"), each name
+ * optionally with parameters "name:k=3" (rows with barrier_k take k, 2..LTS_BARRIER_K_MAX; a
+ * parametrised row given without k gets its default). "-tree" drops every tree instance,
+ * "-tree:k=3" that one. *rows (malloc'd array, caller frees the array only) receives *n rows in
+ * selection order; rows with parameters are instances named canonically ("tree:k=3"), kept for
+ * the life of the process. Returns 0; LTS_ENOTFOUND for an unknown name (bad = the name);
+ * LTS_EINVAL for a bad parameter or an empty item (bad = what is wrong and what is allowed);
+ * LTS_ERANGE when too many distinct instances were made; LTS_ENOMEM. *n may be 0. */
+int lts_coll_select(lts_coll_op_t op, const char *spec, const lts_coll_alg_t ***rows, size_t *n, char *bad,
+                    size_t badlen);
+
 #ifdef __cplusplus
 }
 #endif

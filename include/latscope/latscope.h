@@ -14,4 +14,5 @@
 #include "latscope/clocksync.h"
 #include "latscope/results.h"
 #include "latscope/algos.h"
+#include "latscope/tune.h"
 #endif

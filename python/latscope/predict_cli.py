@@ -9,13 +9,22 @@ Wiring is the same as :mod:`latscope.model_cli`: ``add_parser(subparsers)`` regi
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from latscope import model_cli
-from latscope.model_cli import _arg, add_model_value_args, parse_size, run_guarded
-from latscope.models import BarrierPrediction, ModelParams, predict_barrier as _predict
+from latscope.model_cli import _arg, add_model_value_args, format_time, params_from_args, parse_size, run_guarded
+from latscope.models import BarrierPrediction, ModelError, ModelParams, predict_barrier as _predict
+from latscope.models.barrier import (
+    ROW_NAMES,
+    barrier_names,
+    canonical_row,
+    default_rows,
+    kary_vs_dissemination,
+    row_time_s,
+)
 
 __all__ = ["add_parser", "main", "predict_barrier"]
 
@@ -33,8 +42,84 @@ def predict_barrier(
     return _predict(params, np, algs, k, size_bytes=size_bytes)
 
 
+def split_alg_spec(spec: str, k: int) -> tuple[str | None, list[str]]:
+    """``--alg`` may name the seed-model algorithms (``binary-tree``, ``kary-tree`` ...) and the C
+    registry's rows (``tree:k=3``, ``pairwise`` ...): returns (the seed-model spec or None, the
+    canonical registry rows). ``all`` selects both, the tree rows at ``k``."""
+    items = [x.strip() for x in spec.split(",") if x.strip()]
+    model_items: list[str] = []
+    rows: list[str] = []
+    dropped: set[str] = set()
+    models = set(barrier_names(True))
+    for it in items:
+        neg = it.startswith("-")
+        name = it[1:] if neg else it
+        base = name.partition(":")[0]
+        if name == "all" or name in models:
+            model_items.append(it)
+            if name in ROW_NAMES:   # dissemination, binomial, linear ...: a row of the same name too
+                if neg:
+                    dropped.add(name)
+                elif name not in rows:
+                    rows.append(name)
+            if name == "all":
+                if neg:
+                    rows.clear()
+                else:
+                    rows += [r for r in default_rows(k) if r not in rows]
+        elif base in ROW_NAMES:
+            if neg:
+                dropped.add(canonical_row(name) if ":" in name else base)
+            else:
+                c = canonical_row(name)
+                if c not in rows:
+                    rows.append(c)
+        else:
+            raise ModelError(f"barrier algorithm {name!r}: unknown; valid: all, {', '.join(barrier_names(True))}, "
+                             f"and the registry rows {', '.join(ROW_NAMES)} (tree rows take :k=K)")
+    rows = [r for r in rows if r not in dropped and r.partition(":")[0] not in dropped]
+    pos = [m for m in model_items if not m.startswith("-")]
+    return (",".join(model_items) if pos else None), rows
+
+
 def _cmd_barrier(args: argparse.Namespace) -> int:
-    return model_cli._cmd_barrier(args, time_header="predicted")
+    """Predicted times of the registry rows (what latscope-bench measures) and of the seed's
+    model algorithms, the best of each, and the seed-002 crossover condition (§5.1.2)."""
+    params, _ = params_from_args(args)
+    model_spec, rows = split_alg_spec(args.alg, args.k)
+    pred = predict_barrier(params, args.np, model_spec, args.k, size_bytes=args.size) if model_spec else None
+    row_t = {r: row_time_s(params, args.np, r, size_bytes=args.size) for r in rows}
+    if pred is None and not row_t:
+        raise ModelError(f"algs = {args.alg!r}: excludes every algorithm")
+    known = {r: t for r, t in row_t.items() if t is not None}
+    best_row = min(known, key=lambda r: (known[r], rows.index(r))) if known else None
+    cx = kary_vs_dissemination(params, args.np, args.k)
+    cross = {"P": cx.P, "k": cx.k, "condition": cx.condition, "holds": cx.holds, "kary_time_s": cx.kary_time_s,
+             "dissemination_time_s": cx.dissemination_time_s}
+    if args.json:
+        data: dict[str, Any] = pred.to_dict() if pred else {"P": args.np, "k": args.k}
+        data["rows"] = [{"alg": r, "time_s": t} for r, t in row_t.items()]
+        data["best_row"] = best_row
+        data["crossover"] = cross
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    pt = pred.point if pred else None
+    print(f"P = {args.np}, k = {args.k}" + (f", o_s = {format_time(pt.o_s_s)}, L = {format_time(pt.L_s)}, "
+                                             f"o_r = {format_time(pt.o_r_s)}" if pt else ""))
+    if row_t:
+        print("\nregistry rows (latscope-bench coll --op barrier --alg ROW; MPI_Bcast release = binomial broadcast):")
+        w = max(len(r) for r in row_t)
+        for r, t in sorted(row_t.items(), key=lambda kv: (kv[1] is None, kv[1] or 0.0)):
+            print(f"  {r:<{w}}  {'(no model)' if t is None else format_time(t):>10}  {'*' if r == best_row else ''}")
+    if pred:
+        print("\nseed 002 model (release by multicast = one hop):")
+        w = max(len(n) for n in pred.times_s)
+        for n, t in pred.rows():
+            print(f"  {n:<{w}}  {format_time(t):>10}  {'*' if n == pred.best else ''}")
+    print(f"\ncrossover (seed 002 §5.1.2): a {args.k}-ary tree with a one-hop release beats dissemination at "
+          f"P = {args.np} iff {cx.condition} -> {'true' if cx.holds else 'false'} "
+          f"({format_time(cx.kary_time_s)} vs {format_time(cx.dissemination_time_s)})")
+    return 0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,7 +130,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("barrier", help="predicted time of each barrier algorithm, and the best")
     add_model_value_args(p)
     p.add_argument("--np", type=int, required=True, help="number of processes P")
-    p.add_argument("--alg", default="all", help="algorithms: all, or a,b,-c")
+    p.add_argument("--alg", default="all", help="algorithms: all, or a,b,-c; the registry rows (tree:k=3, "
+                   "pairwise, ...) and the seed-model names (binary-tree, kary-tree, ...)")
     p.add_argument("--k", type=int, default=4, help="tree arity k (default 4)")
     p.add_argument("--size", type=_arg(parse_size), default=0.0, help="barrier message size (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -24,6 +24,11 @@ static int native_alltoall(const void *s, int sn, MPI_Datatype st, void *b, int 
 }
 
 static int null_barrier(MPI_Comm c) { return MPI_SUCCESS; }
+/* parametrised barrier rows at their default k, for callers that use fn.barrier directly */
+static int tree_k4(MPI_Comm c) { return lts_barrier_tree(c, 4); }
+static int tree_bcast_k4(MPI_Comm c) { return lts_barrier_tree_bcast(c, 4); }
+static int tree_shm_k4(MPI_Comm c) { return lts_barrier_tree_shm(c, 4); }
+static int tree_2net_k3(MPI_Comm c) { return lts_barrier_tree_2net(c, 3); }
 static int null_bcast(void *b, int n, MPI_Datatype t, int r, MPI_Comm c) { return MPI_SUCCESS; }
 static int null_reduce(const void *s, void *b, int n, MPI_Datatype t, MPI_Op o, int r, MPI_Comm c) { return MPI_SUCCESS; }
 static int null_allreduce(const void *s, void *b, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c) { return MPI_SUCCESS; }
@@ -40,6 +45,30 @@ static int null_all(const void *s, int sn, MPI_Datatype st, void *b, int rn, MPI
 const lts_coll_alg_t lts_coll_builtin[] = {
     {"native", NATIVE, LTS_COLL_BARRIER, {.barrier = native_barrier}},
     {"null", NULLH, LTS_COLL_BARRIER, {.barrier = null_barrier}},
+    /* barrier algorithms (barrier.c; seed 002 §3; costs in docs/barriers.md). Rows with
+     * barrier_k take "NAME:k=K" (K >= 2); .k is the default. */
+    {"dissemination", "ceil(log2 P) rounds: r signals r+2^j, waits for r-2^j (any P)", LTS_COLL_BARRIER,
+     {.barrier = lts_barrier_dissemination}},
+    {"pairwise", "pairwise/shuffle exchange with r^2^j; extra ranks of a non-power of two fold in before, out after",
+     LTS_COLL_BARRIER, {.barrier = lts_barrier_pairwise}},
+    {"tree", "k-nomial gather (k-1 receives per phase), release down the same tree (:k=K, default 4)",
+     LTS_COLL_BARRIER, {.barrier = tree_k4}, 4, lts_barrier_tree},
+    {"tree-bcast", "k-nomial gather, release by MPI_Bcast (the seed's multicast exit) (:k=K, default 4)",
+     LTS_COLL_BARRIER, {.barrier = tree_bcast_k4}, 4, lts_barrier_tree_bcast},
+    {"tree-shm", "k-nomial gather per node and across node leaders, release by a flag in an MPI-3 shared window (:k=K)",
+     LTS_COLL_BARRIER, {.barrier = tree_shm_k4}, 4, lts_barrier_tree_shm},
+    {"tree-2net", "k-nomial gather, children split over two duplicated communicators, MPI_Bcast release (:k=K, "
+     "default 3 as the seed); on one machine both are the same network", LTS_COLL_BARRIER, {.barrier = tree_2net_k3}, 3, lts_barrier_tree_2net},
+    {"binomial", "binomial fan-in to rank 0, fan-out down the same tree (pre-posted receives)", LTS_COLL_BARRIER,
+     {.barrier = lts_barrier_binomial}},
+    {"linear", "central counter: all signal rank 0 (any order), which releases each rank", LTS_COLL_BARRIER,
+     {.barrier = lts_barrier_linear}},
+    {"linear-bcast", "the seed's Concurrent: all signal rank 0, release by MPI_Bcast", LTS_COLL_BARRIER,
+     {.barrier = lts_barrier_linear_bcast}},
+    {"linear-2net", "Concurrent with 2 networks: odd/even ranks signal on two duplicated communicators; on one "
+     "machine both are the same network", LTS_COLL_BARRIER, {.barrier = lts_barrier_linear_2net}},
+    {"tournament", "static tournament: round-by-round matches up, the winners wake the losers down", LTS_COLL_BARRIER,
+     {.barrier = lts_barrier_tournament}},
     {"native", NATIVE, LTS_COLL_BCAST, {.bcast = native_bcast}},
     {"linear", "flat tree: the root sends to each rank in turn (nonblocking)", LTS_COLL_BCAST, {.bcast = lts_bcast_linear}},
     {"binomial", "binomial tree: ceil(log2 P) rounds, each rank receives once", LTS_COLL_BCAST,

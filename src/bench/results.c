@@ -1,4 +1,5 @@
 #include "latscope/results.h"
+#include "latscope/apps.h"
 #include "latscope/clocksync.h"
 #include "latscope/errors.h"
 #include "latscope/stats.h"
@@ -11,6 +12,13 @@
 #define LTS_GIT_SHA "unknown"
 #endif
 
+/* Extra members appended to every record (apps.h: the application twins' pattern parameters). */
+static lts_results_extra_fn extra_fn;
+static void *extra_ud;
+void lts_results_set_extra(lts_results_extra_fn fn, void *ud) {
+    extra_fn = fn;
+    extra_ud = ud;
+}
 
 static void policy_json(lts_json_t *j, const lts_rep_policy_t *p) {
     lts_json_obj_begin(j, "rep_policy");
@@ -101,6 +109,7 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     gmtime_r(&now, &tmv);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     lts_json_str(&j, "utc_time", ts);
+    if (extra_fn) extra_fn(&j, 1, extra_ud);
     lts_json_obj_end(&j);
     int rc = lts_json_emit(&j, f);
     lts_json_free(&j);
@@ -205,6 +214,7 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
         for (size_t i = 0; i < m->n; i++) lts_json_dbl(&j, NULL, m->samples[i]);
         lts_json_arr_end(&j);
     }
+    if (extra_fn) extra_fn(&j, 0, extra_ud);
     lts_json_obj_end(&j);
     int rc = lts_json_emit(&j, f);
     lts_json_free(&j);

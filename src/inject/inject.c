@@ -25,43 +25,72 @@ static int lts_rank = -1;
 static atomic_uint lts_next_thread;
 static char lts_log_prefix[4096];
 
-static _Thread_local uint64_t lts_rng;
-static _Thread_local int lts_rng_ready;
+/* Statistics for LATSCOPE_INJECT_LOG, one block per thread. Each block has a single writer (its
+ * thread), so an update is a relaxed load and store -- plain moves, no locked instruction in the
+ * delay path (six locked adds per call were most of the enabled path's cost). Blocks are linked
+ * into a list when a thread first injects and summed at MPI_Finalize. */
+typedef struct lts_stats {
+    atomic_ullong count, sum_req_ns, sum_ach_ns;
+    atomic_ullong hist_req[LTS_HIST_BINS], hist_ach[LTS_HIST_BINS];
+    atomic_ullong calls[LTS_INJECT_NCALLS];
+    struct lts_stats *next;
+} lts_stats_t;
+static lts_stats_t *lts_stats_list;
+static pthread_mutex_t lts_stats_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static atomic_ullong lts_count, lts_sum_req_ns, lts_sum_ach_ns;
-static atomic_ullong lts_hist_req[LTS_HIST_BINS], lts_hist_ach[LTS_HIST_BINS];
-static atomic_ullong lts_call_count[LTS_INJECT_NCALLS];
+static _Thread_local uint64_t lts_rng;
+static _Thread_local lts_stats_t *lts_my_stats;   /* NULL until this thread's first delay */
 
 static inline int log2_bin(uint64_t ns) { return ns ? 64 - __builtin_clzll(ns) : 0; }
+static inline void bump(atomic_ullong *x, uint64_t v) {
+    atomic_store_explicit(x, atomic_load_explicit(x, memory_order_relaxed) + v, memory_order_relaxed);
+}
+
+/* First delay on a thread: its random stream and its statistics block. Out of the fast path. */
+static __attribute__((noinline)) void lts_thread_init(void) {
+    lts_rng = lts_inject_stream_init(lts_seed, lts_rank, atomic_fetch_add(&lts_next_thread, 1));
+    static lts_stats_t fallback;   /* if calloc fails, such threads share one block (counts may race) */
+    static int fallback_linked;
+    lts_stats_t *b = calloc(1, sizeof *b);
+    if (!b) b = &fallback;
+    pthread_mutex_lock(&lts_stats_mu);
+    if (b != &fallback || !fallback_linked) {
+        b->next = lts_stats_list;
+        lts_stats_list = b;
+        fallback_linked |= b == &fallback;
+    }
+    pthread_mutex_unlock(&lts_stats_mu);
+    lts_my_stats = b;
+}
 
 static inline void lts_delay(int call) {
     if (!lts_on || !lts_enabled[call]) return;
-    if (__builtin_expect(!lts_rng_ready, 0)) {
-        lts_rng = lts_inject_stream_init(lts_seed, lts_rank, atomic_fetch_add(&lts_next_thread, 1));
-        lts_rng_ready = 1;
-    }
+    if (__builtin_expect(lts_my_stats == NULL, 0)) lts_thread_init();
     unsigned idx = lts_inject_next_index(&lts_rng);
-    uint64_t want = lts_table_ticks[idx], t0 = lts_cycles(), t1 = t0;
-    if (want)
+    uint64_t want = lts_table_ticks[idx], req = lts_table[idx], ach = 0;
+    if (want) {   /* a zero entry costs no counter read */
+        uint64_t t0 = lts_cycles(), t1;
         while ((t1 = lts_cycles()) - t0 < want) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
         }
-    uint64_t req = lts_table[idx];
-    uint64_t ach = want ? (uint64_t)((double)(t1 - t0) * lts_ns_per_tick + 0.5) : 0;
-    atomic_fetch_add_explicit(&lts_count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&lts_sum_req_ns, req, memory_order_relaxed);
-    atomic_fetch_add_explicit(&lts_sum_ach_ns, ach, memory_order_relaxed);
-    atomic_fetch_add_explicit(&lts_hist_req[log2_bin(req)], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&lts_hist_ach[log2_bin(ach)], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&lts_call_count[call], 1, memory_order_relaxed);
+        ach = (uint64_t)((double)(t1 - t0) * lts_ns_per_tick + 0.5);
+    }
+    lts_stats_t *st = lts_my_stats;
+    bump(&st->count, 1);
+    bump(&st->sum_req_ns, req);
+    bump(&st->sum_ach_ns, ach);
+    bump(&st->hist_req[log2_bin(req)], 1);
+    bump(&st->hist_ach[log2_bin(ach)], 1);
+    bump(&st->calls[call], 1);
 }
 
 /* A send to MPI_PROC_NULL or to oneself crosses no network: not delayed. */
 static inline int lts_remote(int dest, MPI_Comm comm) {
     if (!lts_on || dest == MPI_PROC_NULL) return 0;
     int me, inter = 0;
+    if (comm == MPI_COMM_WORLD) return dest != lts_rank;   /* no library call on the common case */
     if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) return 1;
     if (dest != me) return 1;
     PMPI_Comm_test_inter(comm, &inter);   /* in an intercommunicator dest is a remote rank */
@@ -73,12 +102,15 @@ static inline void lts_p2p(int call, int dest, MPI_Comm comm) {
 }
 
 /* A collective over a one-rank intracommunicator sends nothing. */
-static inline void lts_coll(int call, MPI_Comm comm) {
-    if (!lts_on || !lts_enabled[call]) return;
+static inline int lts_coll_sends(MPI_Comm comm) {
+    if (!lts_on) return 0;
     int n = 2, inter = 0;
     PMPI_Comm_size(comm, &n);
     if (n == 1) PMPI_Comm_test_inter(comm, &inter);
-    if (n > 1 || inter) lts_delay(call);
+    return n > 1 || inter;
+}
+static inline void lts_coll(int call, MPI_Comm comm) {
+    if (lts_on && lts_enabled[call] && lts_coll_sends(comm)) lts_delay(call);
 }
 
 /* ---- persistent sends: remember which requests send to a remote rank ------------------- */
@@ -86,6 +118,7 @@ static inline void lts_coll(int call, MPI_Comm comm) {
 #define LTS_PSET 4096
 static uint64_t lts_pset[LTS_PSET];
 static unsigned char lts_pset_used[LTS_PSET];
+static short lts_pset_call[LTS_PSET];   /* the call a start is delayed as */
 static atomic_int lts_pset_n;   /* read without the lock as a fast "none" check */
 static pthread_mutex_t lts_pset_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -102,24 +135,26 @@ static int pset_find(uint64_t k) {   /* caller holds the lock; slot or -1 */
     }
     return -1;
 }
-static void pset_add(MPI_Request r) {
+static void pset_add(MPI_Request r, int call) {
     uint64_t k = req_key(r);
     pthread_mutex_lock(&lts_pset_mu);
     if (pset_find(k) < 0 && lts_pset_n < LTS_PSET * 3 / 4) {
         unsigned h = (unsigned)(lts_inject_splitmix64(k) & (LTS_PSET - 1));
         while (lts_pset_used[h] == 1) h = (h + 1) & (LTS_PSET - 1);
         lts_pset[h] = k;
+        lts_pset_call[h] = (short)call;
         lts_pset_used[h] = 1;
         lts_pset_n++;
     }
     pthread_mutex_unlock(&lts_pset_mu);
 }
-static int pset_has(MPI_Request r) {
-    if (lts_pset_n == 0) return 0;
+static int pset_call(MPI_Request r) {   /* the call to delay a start as, or -1 */
+    if (lts_pset_n == 0) return -1;
     pthread_mutex_lock(&lts_pset_mu);
-    int f = pset_find(req_key(r)) >= 0;
+    int s = pset_find(req_key(r));
+    int c = s >= 0 ? lts_pset_call[s] : -1;
     pthread_mutex_unlock(&lts_pset_mu);
-    return f;
+    return c;
 }
 static void pset_del(MPI_Request r) {
     if (lts_pset_n == 0) return;
@@ -207,17 +242,32 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     return rc;
 }
 
-static void json_hist(FILE *f, const char *key, atomic_ullong *h) {
+static void json_hist(FILE *f, const char *key, const unsigned long long *h) {
     int last = 0;
     for (int i = 0; i < LTS_HIST_BINS; i++)
-        if (atomic_load(&h[i])) last = i;
+        if (h[i]) last = i;
     fprintf(f, "\"%s\": [", key);
-    for (int i = 0; i <= last; i++) fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)atomic_load(&h[i]));
+    for (int i = 0; i <= last; i++) fprintf(f, "%s%llu", i ? ", " : "", h[i]);
     fprintf(f, "]");
 }
 
 static void lts_write_log(void) {
     if (!lts_on || !lts_log_prefix[0]) return;
+    /* the sum over the threads' blocks */
+    unsigned long long count = 0, req = 0, ach = 0, hreq[LTS_HIST_BINS] = {0}, hach[LTS_HIST_BINS] = {0},
+                       calls[LTS_INJECT_NCALLS] = {0};
+    pthread_mutex_lock(&lts_stats_mu);
+    for (lts_stats_t *b = lts_stats_list; b; b = b->next) {
+        count += atomic_load(&b->count);
+        req += atomic_load(&b->sum_req_ns);
+        ach += atomic_load(&b->sum_ach_ns);
+        for (int i = 0; i < LTS_HIST_BINS; i++) {
+            hreq[i] += atomic_load(&b->hist_req[i]);
+            hach[i] += atomic_load(&b->hist_ach[i]);
+        }
+        for (int i = 0; i < LTS_INJECT_NCALLS; i++) calls[i] += atomic_load(&b->calls[i]);
+    }
+    pthread_mutex_unlock(&lts_stats_mu);
     char path[4200];
     snprintf(path, sizeof path, "%s.%d.json", lts_log_prefix, lts_rank);
     FILE *f = fopen(path, "w");
@@ -228,17 +278,15 @@ static void lts_write_log(void) {
     fprintf(f, "{\"format\": \"latscope.inject-log/1\", \"rank\": %d, \"seed\": %llu, \"count\": %llu, "
                "\"requested_ns_sum\": %llu, \"achieved_ns_sum\": %llu, "
                "\"hist_rule\": \"bin 0: 0 ns; bin i: [2^(i-1), 2^i) ns\", ",
-            lts_rank, (unsigned long long)lts_seed, (unsigned long long)atomic_load(&lts_count),
-            (unsigned long long)atomic_load(&lts_sum_req_ns), (unsigned long long)atomic_load(&lts_sum_ach_ns));
-    json_hist(f, "requested_hist_log2_ns", lts_hist_req);
+            lts_rank, (unsigned long long)lts_seed, count, req, ach);
+    json_hist(f, "requested_hist_log2_ns", hreq);
     fprintf(f, ", ");
-    json_hist(f, "achieved_hist_log2_ns", lts_hist_ach);
+    json_hist(f, "achieved_hist_log2_ns", hach);
     fprintf(f, ", \"calls\": {");
     int first = 1;
     for (int i = 0; i < LTS_INJECT_NCALLS; i++) {
-        unsigned long long c = atomic_load(&lts_call_count[i]);
-        if (!c) continue;
-        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", lts_inject_calls[i].name, c);
+        if (!calls[i]) continue;
+        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", lts_inject_calls[i].name, calls[i]);
         first = 0;
     }
     fprintf(f, "}}\n");
@@ -302,13 +350,13 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
-/* Persistent sends are delayed when started; *_init only records that the request sends to
- * a remote rank. */
+/* Persistent sends (and persistent collectives, wrappers_gen.inc) are delayed when started;
+ * *_init only records that the request sends somewhere, and as which call. */
 #define LTS_PERSIST(NAME)                                                                            \
     int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
                    MPI_Request *request) {                                                          \
         int rc = PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                       \
-        if (rc == MPI_SUCCESS && lts_remote(dest, comm)) pset_add(*request);                        \
+        if (rc == MPI_SUCCESS && lts_remote(dest, comm)) pset_add(*request, CALL(start));          \
         return rc;                                                                                  \
     }
 LTS_PERSIST(Send_init)
@@ -321,13 +369,18 @@ int MPI_Request_free(MPI_Request *request) {
     return PMPI_Request_free(request);
 }
 int MPI_Start(MPI_Request *request) {
-    if (lts_on && lts_enabled[CALL(start)] && request && pset_has(*request)) lts_delay(CALL(start));
+    if (lts_on && request) {
+        int c = pset_call(*request);
+        if (c >= 0) lts_delay(c);
+    }
     return PMPI_Start(request);
 }
 int MPI_Startall(int count, MPI_Request array_of_requests[]) {
-    if (lts_on && lts_enabled[CALL(startall)] && array_of_requests)
-        for (int i = 0; i < count; i++)   /* one delay per send started, as for MPI_Start */
-            if (pset_has(array_of_requests[i])) lts_delay(CALL(startall));
+    if (lts_on && array_of_requests)
+        for (int i = 0; i < count; i++) {   /* one delay per send or collective started, as for MPI_Start */
+            int c = pset_call(array_of_requests[i]);
+            if (c >= 0) lts_delay(c == CALL(start) ? CALL(startall) : c);
+        }
     return PMPI_Startall(count, array_of_requests);
 }
 
@@ -500,3 +553,7 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     lts_coll(CALL(iexscan), comm);
     return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
+
+/* ---- MPI-3/4 entry points, generated: large-count (_c) variants, MPI_Isendrecv(_replace),
+ * neighbourhood and persistent collectives; each group where the MPI declares it ----------- */
+#include "wrappers_gen.inc"

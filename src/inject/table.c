@@ -250,7 +250,7 @@ int lts_inject_calls_parse(const char *spec, unsigned char *enabled, char *err, 
         int neg = 0;
         if (n && *p == '-') { neg = 1; p++; n--; }
         if (n == 0 || n >= sizeof tok) {
-            char valid[1024];
+            char valid[1200];
             size_t off = (size_t)snprintf(valid, sizeof valid, "p2p, coll, all");
             for (int i = 0; i < LTS_INJECT_NCALLS && off < sizeof valid; i++)
                 off += (size_t)snprintf(valid + off, sizeof valid - off, ", %s", lts_inject_calls[i].name);
@@ -271,7 +271,7 @@ int lts_inject_calls_parse(const char *spec, unsigned char *enabled, char *err, 
         } else {
             int i = lts_inject_call_index(tok);
             if (i < 0) {
-                char valid[1024];
+                char valid[1200];
                 size_t off = (size_t)snprintf(valid, sizeof valid, "p2p, coll, all");
                 for (int k = 0; k < LTS_INJECT_NCALLS && off < sizeof valid; k++)
                     off += (size_t)snprintf(valid + off, sizeof valid - off, ", %s", lts_inject_calls[k].name);

@@ -11,7 +11,7 @@
 #define LTS_INJECT_TABLE_LINES 512
 #define LTS_INJECT_TABLE_COLS 8
 #define LTS_INJECT_TABLE_MAGIC "# latscope-delay-table 1"
-#define LTS_INJECT_ERRLEN 512
+#define LTS_INJECT_ERRLEN 1536   /* room for the list of valid call names */
 
 /* Parse a delay table held in memory (name is used in messages only). Delays in ns. */
 int lts_inject_table_parse(const char *text, size_t len, const char *name,
@@ -39,12 +39,14 @@ static inline unsigned lts_inject_next_index(uint64_t *state) {
 int lts_inject_ranks_parse(const char *spec, int nranks, unsigned char *sel, char *err, size_t errlen);
 
 /* The calls that can be delayed: one row each (name, group), in this one list; the enum of
- * indices and the name table are both generated from it. */
+ * indices and the name table are both generated from it. A call's large-count (_c) variant and,
+ * for collectives, its persistent form (MPI_X_init, delayed at MPI_Start) go by the same name.
+ * Every name exists whatever the MPI provides, so LATSCOPE_INJECT_CALLS means the same everywhere. */
 enum { LTS_INJ_P2P = 1, LTS_INJ_COLL = 2 };
 #define LTS_INJECT_CALL_LIST(X) \
     X(send, P2P) X(isend, P2P) X(ssend, P2P) X(issend, P2P) X(bsend, P2P) X(ibsend, P2P) \
     X(rsend, P2P) X(irsend, P2P) X(start, P2P) X(startall, P2P) X(sendrecv, P2P) \
-    X(sendrecv_replace, P2P) \
+    X(sendrecv_replace, P2P) X(isendrecv, P2P) X(isendrecv_replace, P2P) \
     X(barrier, COLL) X(bcast, COLL) X(reduce, COLL) X(allreduce, COLL) X(gather, COLL) \
     X(gatherv, COLL) X(scatter, COLL) X(scatterv, COLL) X(allgather, COLL) X(allgatherv, COLL) \
     X(alltoall, COLL) X(alltoallv, COLL) X(alltoallw, COLL) X(reduce_scatter, COLL) \
@@ -52,7 +54,11 @@ enum { LTS_INJ_P2P = 1, LTS_INJ_COLL = 2 };
     X(ibarrier, COLL) X(ibcast, COLL) X(ireduce, COLL) X(iallreduce, COLL) X(igather, COLL) \
     X(igatherv, COLL) X(iscatter, COLL) X(iscatterv, COLL) X(iallgather, COLL) \
     X(iallgatherv, COLL) X(ialltoall, COLL) X(ialltoallv, COLL) X(ialltoallw, COLL) \
-    X(ireduce_scatter, COLL) X(ireduce_scatter_block, COLL) X(iscan, COLL) X(iexscan, COLL)
+    X(ireduce_scatter, COLL) X(ireduce_scatter_block, COLL) X(iscan, COLL) X(iexscan, COLL) \
+    X(neighbor_allgather, COLL) X(neighbor_allgatherv, COLL) X(neighbor_alltoall, COLL) \
+    X(neighbor_alltoallv, COLL) X(neighbor_alltoallw, COLL) X(ineighbor_allgather, COLL) \
+    X(ineighbor_allgatherv, COLL) X(ineighbor_alltoall, COLL) X(ineighbor_alltoallv, COLL) \
+    X(ineighbor_alltoallw, COLL)
 #define LTS_INJ_ENUM_(n, g) LTS_CALL_##n,
 enum { LTS_INJECT_CALL_LIST(LTS_INJ_ENUM_) LTS_INJECT_NCALLS };
 #undef LTS_INJ_ENUM_

@@ -190,8 +190,93 @@ int main(int argc, char **argv) {
         }
         free(cnt); free(dsp); free(ty); free(bdsp);
     }
+    /* MPI-3/4 entry points, where the MPI has them (the same feature macros as the injector);
+     * rank 0 reports how many of each call it made, by the injector's call names */
+    int x_send = 0, x_isend = 0, x_allreduce = 0, x_barrier = 0, x_isendrecv = 0, x_isendrecv_replace = 0,
+        x_neighbor_allgather = 0, x_ineighbor_alltoall = 0;
+#ifdef LTS_HAVE_ISENDRECV
+    {
+        MPI_Request q;
+        fill(buf, PAY, 3000u + (unsigned)rank);
+        MPI_Isendrecv(buf, PAY, MPI_UNSIGNED, right, 40, rbuf, PAY, MPI_UNSIGNED, left, 40, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        bad += !good(rbuf, PAY, 3000u + (unsigned)left);
+        memcpy(rbuf, buf, sizeof buf);
+        MPI_Isendrecv_replace(rbuf, PAY, MPI_UNSIGNED, right, 41, left, 41, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        bad += !good(rbuf, PAY, 3000u + (unsigned)left);
+        x_isendrecv = x_isendrecv_replace = size > 1;
+    }
+#endif
+#ifdef LTS_HAVE_LARGE_COUNT
+    {
+        MPI_Request q[2];
+        fill(buf, PAY, 4000u + (unsigned)rank);
+        MPI_Irecv_c(rbuf, PAY, MPI_UNSIGNED, left, 42, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend_c(buf, PAY, MPI_UNSIGNED, right, 42, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        bad += !good(rbuf, PAY, 4000u + (unsigned)left);
+        MPI_Irecv_c(rbuf, PAY, MPI_UNSIGNED, left, 43, MPI_COMM_WORLD, &q[0]);
+        MPI_Send_c(buf, PAY, MPI_UNSIGNED, right, 43, MPI_COMM_WORLD);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        bad += !good(rbuf, PAY, 4000u + (unsigned)left);
+        int x = rank + 1, y = 0;
+        MPI_Allreduce_c(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        bad += y != size * (size + 1) / 2;
+        x_send += size > 1;
+        x_isend += size > 1;
+        x_allreduce += size > 1;
+    }
+#endif
+#ifdef LTS_HAVE_NEIGHBOR
+    {
+        MPI_Comm ring;
+        int dims = size, periods = 1;
+        MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring);
+        int me = rank, nb[2] = {-1, -1};
+        MPI_Neighbor_allgather(&me, 1, MPI_INT, nb, 1, MPI_INT, ring);   /* order: source -1, then +1 */
+        bad += nb[0] != left || nb[1] != right;
+        int out[2] = {rank * 10, rank * 10 + 1}, in[2] = {-1, -1};
+        MPI_Request q;
+        MPI_Ineighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, ring, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        if (left != right) bad += in[0] != left * 10 + 1 || in[1] != right * 10;
+        else bad += (in[0] + in[1]) != left * 20 + 1 || (in[0] - in[1]) * (in[0] - in[1]) != 1;   /* both from one
+            rank: which arrives in which slot is not the same in every MPI */
+        MPI_Comm_free(&ring);
+        x_neighbor_allgather = x_ineighbor_alltoall = size > 1;
+    }
+#endif
+#ifdef LTS_HAVE_PERSISTENT_COLL
+    {
+        MPI_Request q;
+        int x = rank + 1, y = 0;
+        MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        for (int r = 0; r < 2; r++) {
+            y = 0;
+            MPI_Start(&q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            bad += y != size * (size + 1) / 2;
+        }
+        MPI_Request_free(&q);
+        MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        MPI_Startall(1, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        MPI_Request_free(&q);
+        x_allreduce += size > 1 ? 2 : 0;
+        x_barrier += size > 1;
+    }
+#endif
     /* send to MPI_PROC_NULL and to self: never delayed */
     MPI_Send(buf, PAY, MPI_UNSIGNED, MPI_PROC_NULL, 30, MPI_COMM_WORLD);
+    {
+        MPI_Request q;
+        fill(buf, PAY, 5000u);
+        MPI_Irecv(rbuf, PAY, MPI_UNSIGNED, rank, 31, MPI_COMM_WORLD, &q);
+        MPI_Send(buf, PAY, MPI_UNSIGNED, rank, 31, MPI_COMM_WORLD);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        bad += !good(rbuf, PAY, 5000u);
+    }
     int total_bad = 0;
     MPI_Reduce(&bad, &total_bad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
@@ -205,8 +290,11 @@ int main(int argc, char **argv) {
         } else {
             printf("\"half_rtt_min_us\": null, \"half_rtt_median_us\": null, \"send_call_us\": null, ");
         }
-        printf("\"barrier_median_us\": %.3f, \"allreduce_median_us\": %.3f, \"bcast_median_us\": %.3f}\n", coll_med[0],
+        printf("\"barrier_median_us\": %.3f, \"allreduce_median_us\": %.3f, \"bcast_median_us\": %.3f, ", coll_med[0],
                coll_med[1], coll_med[2]);
+        printf("\"extra_calls\": {\"send\": %d, \"isend\": %d, \"allreduce\": %d, \"barrier\": %d, \"isendrecv\": %d, "
+               "\"isendrecv_replace\": %d, \"neighbor_allgather\": %d, \"ineighbor_alltoall\": %d}}\n", x_send, x_isend,
+               x_allreduce, x_barrier, x_isendrecv, x_isendrecv_replace, x_neighbor_allgather, x_ineighbor_alltoall);
     }
     free(rtt); free(sendt); free(ct); free(vals); free(vals2);
     MPI_Finalize();

@@ -14,6 +14,7 @@ __all__ = [
     "remap_sync",
     "remap_async_s",
     "remap_async_injection_rate",
+    "remap_async_loggp_s",
     "RemapLong",
     "remap_long",
     "DiamondDAG",
@@ -54,6 +55,24 @@ def remap_async_s(p: LogPParams | LogGPParams, messages: int = 1) -> float:
     """LoGPC §5.1.2: asynchronous remap costs ``o_s + o_r`` per message (one send, one receive)."""
     n = require_int_at_least("messages", messages, 0)
     return n * (p.o_s_s + p.o_r_s)
+
+
+def remap_async_loggp_s(p: LogGPParams, size_bytes: float, sent: int, received: int) -> float:
+    """LoGPC §5.1.2 with message sizes and one processor's actual load: an asynchronous remap in
+    which a processor sends ``sent`` and receives ``received`` messages of ``B`` bytes costs it::
+
+        sent * (max(g, o_s) + (B - 1) G) + received * (max(g, o_r) + (B - 1) G)
+
+    For short messages and ``g <= o`` with ``sent = received = n`` this is the paper's
+    ``n (o_s + o_r)``; for long ones it is ``~ 2 B G`` per message (§5.1.3), with the receive
+    overhead kept because a processor that copies the data itself does not hide ``o_r``.
+    The LogGP gaps are those of :func:`~latscope.models.params.message_point`."""
+    from .params import message_point
+
+    s = require_int_at_least("sent (messages)", sent, 0)
+    r = require_int_at_least("received (messages)", received, 0)
+    mp = message_point(p, size_bytes)
+    return s * mp.send_gap_s + r * mp.recv_gap_s
 
 
 def remap_async_injection_rate(p: LogPParams | LogGPParams) -> float:

@@ -47,6 +47,13 @@ __all__ = [
     "Crossover",
     "kary_vs_dissemination",
     "ceil_log",
+    "ROW_NAMES",
+    "ROW_DEFAULT_K",
+    "ROW_MODEL",
+    "parse_row",
+    "canonical_row",
+    "row_time_s",
+    "default_rows",
 ]
 
 
@@ -288,3 +295,95 @@ def kary_vs_dissemination(params: ModelParams | MessagePoint, P: int, k: int = 4
     tk = _kary_tree(pt, P, k)
     td = _dissemination(pt, P, k)
     return Crossover(P, k, a, b, cond, tk, td, bool(tk < td))
+
+
+# ---------------------------------------------------------------------------------------------
+# The C registry's barrier rows (`latscope-bench coll --op barrier --alg ROW`, src/algos/barrier.c)
+#
+# Every row is predicted with the same round costs as above. Where the seed's exit is a hardware
+# multicast (one hop, ``kary-tree``, ``binary-tree``, ``linear-bcast``), the C rows release with
+# MPI_Bcast, which MPI libraries run as a binomial tree for an empty message: that release is
+# modelled as ``h * ceil(log2 P)``. tree-shm releases through a flag in shared memory: one store
+# seen by spinning readers, modelled as one ``L`` (no send or receive overhead: no message).
+# The two-network rows cost what their one-network twins cost: on one machine the two
+# "networks" are one. ``native`` (the MPI library's own barrier) has no model: None.
+
+ROW_NAMES: tuple[str, ...] = (
+    "dissemination", "pairwise", "tree", "tree-bcast", "tree-shm", "tree-2net", "binomial", "linear",
+    "linear-bcast", "linear-2net", "tournament", "native",
+)
+ROW_DEFAULT_K = {"tree": 4, "tree-bcast": 4, "tree-shm": 4, "tree-2net": 3}
+# the seed-model row each registry row corresponds to (for reading the seed's formulas)
+ROW_MODEL = {"dissemination": "dissemination", "pairwise": "shuffle-exchange", "tree": "kary-tree-p2p",
+             "tree-bcast": "kary-tree", "tree-shm": "kary-tree", "tree-2net": "kary-tree", "binomial": "binomial",
+             "linear": "linear", "linear-bcast": "linear-bcast", "linear-2net": "linear-bcast",
+             "tournament": "tournament", "native": None}
+
+
+def parse_row(spec: str) -> tuple[str, int | None]:
+    """``"tree:k=3"`` -> ``("tree", 3)``; ``"tree"`` -> ``("tree", 4)`` (its default); ``"linear"`` ->
+    ``("linear", None)``. Raises :class:`ModelError` for an unknown row or a bad ``k``, as the C
+    selection does (k an integer from 2 to 4096)."""
+    base, _, rest = spec.strip().partition(":")
+    if base not in ROW_NAMES:
+        raise ModelError(f"barrier row {spec!r}: unknown; valid: {', '.join(ROW_NAMES)} (tree rows take :k=K)")
+    if base not in ROW_DEFAULT_K:
+        if rest:
+            raise ModelError(f"barrier row {spec!r}: {base} takes no parameters")
+        return base, None
+    k = ROW_DEFAULT_K[base]
+    if rest:
+        key, _, val = rest.partition("=")
+        if key != "k":
+            raise ModelError(f"barrier row {spec!r}: unknown parameter {rest!r}; {base} takes k=K")
+        if not val.isdigit() or not 2 <= int(val) <= 4096:
+            raise ModelError(f"barrier row {spec!r}: k must be an integer from 2 to 4096 (the tree arity)")
+        k = int(val)
+    return base, k
+
+
+def canonical_row(spec: str) -> str:
+    """The name the C registry writes in records: ``tree`` -> ``tree:k=4``."""
+    base, k = parse_row(spec)
+    return base if k is None else f"{base}:k={k}"
+
+
+def _mpi_bcast_release(pt: MessagePoint, P: int) -> float:
+    return pt.hop_s * ceil_log(P, 2) if P > 1 else 0.0
+
+
+def row_time_s(params: ModelParams | MessagePoint, P: int, row: str, *, size_bytes: float = 0) -> float | None:
+    """Predicted time of registry row ``row`` (``"tree:k=3"``) on ``P`` ranks; None for ``native``."""
+    P = require_int_at_least("P (processes)", P, 1)
+    base, k = parse_row(row)
+    pt = params if isinstance(params, MessagePoint) else message_point(params, size_bytes)
+    if base == "native":
+        return None
+    if P == 1:
+        return 0.0
+    if base == "dissemination":
+        return _dissemination(pt, P, 2)
+    if base == "pairwise":
+        return _shuffle_exchange(pt, P, 2)
+    if base == "tree":
+        return _kary_tree_p2p(pt, P, k or 4)
+    if base in ("tree-bcast", "tree-2net"):
+        return _kary_gather(pt, P, k or 4) + _mpi_bcast_release(pt, P)
+    if base == "tree-shm":
+        return _kary_gather(pt, P, k or 4) + pt.L_s
+    if base == "linear":
+        return _linear(pt, P, 2)
+    if base in ("linear-bcast", "linear-2net"):
+        return _linear_gather(pt, P) + _mpi_bcast_release(pt, P)
+    return _two_phase_log2(pt, P, 2)   # binomial, tournament
+
+
+def default_rows(k: int | None = None) -> list[str]:
+    """Every registry row (tree rows at ``k``, or at their defaults), as `--alg all` selects them."""
+    out = []
+    for base in ROW_NAMES:
+        if base in ROW_DEFAULT_K:
+            out.append(f"{base}:k={k if k is not None else ROW_DEFAULT_K[base]}")
+        else:
+            out.append(base)
+    return out

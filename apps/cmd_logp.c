@@ -1,0 +1,131 @@
+/* latscope-bench logp: the LogP / LogGP / PLogP parameters of one pair, per message size
+ * (src/bench/ops_logp.c): o_s (time in the send call), o_r (time in the receive call when the
+ * message has already arrived), rtt (ping-pong) and g (trains of back-to-back sends), each timed
+ * by the one driver on the first rank's clock. One metadata record, then one point record per
+ * (measurement, size), op = o_s | o_r | rtt | g; g's records carry the train length as window and
+ * time per message as the value. `latscope fit logp` derives L = RTT/2 - o_s - o_r, G, PLogP. */
+#include "bench_cli.h"
+#include "latscope/logp.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_LOGP_OPS = O_USER + 40, O_LOGP_TRAIN, O_LOGP_DELAY, O_LOGP_PAIR };
+
+static const struct option own[] = {
+    {"ops", required_argument, 0, O_LOGP_OPS}, {"train", required_argument, 0, O_LOGP_TRAIN},
+    {"delay", required_argument, 0, O_LOGP_DELAY}, {"pair", required_argument, 0, O_LOGP_PAIR}, {0, 0, 0, 0}};
+
+static const char *HELP =
+    "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
+    "  --ops LIST       measurements: o_s, o_r, rtt, g (default all; grammar a,b,-c)\n"
+    "  --train N        g: messages per train (2..1024, default 32)\n"
+    "  --delay D        o_r: wait between the partner's send and the timed receive (e.g. 50us;\n"
+    "                   default: twice a quick RTT of the size, at least 10us)\n"
+    "  --pair I:J       the ranks (default 0:1); I's clock times everything\n"
+    "  --sizes LIST     message sizes (default 0,8,64,512,4K,16K,64K,256K)\n"
+    "  and the common options (--timer, --warmup, --min-reps, --max-reps, --rel-err, --budget,\n"
+    "  --sync, --raw, -o, --progress; see latscope-bench --help). Timing: the first rank's clock.\n"
+    "Test hook: LATSCOPE_TEST_SEND_COST_S / LATSCOPE_TEST_RECV_COST_S add a busy-wait inside every\n"
+    "send / receive call path of these measurements (tests only).\n";
+
+static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
+    const char *ops_spec = "all", *pair_s = "0:1";
+    int train = 32;
+    double delay = -1.0;
+    common_t o;
+    common_init(&o);
+    o.sizes_spec = "0,8,64,512,4K,16K,64K,256K";
+    o.timing_allowed = 1u << LTS_TIMING_ROOT;
+    struct option *opts = cli_opts_with(own);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        if (c == O_HELP) {
+            if (a->me == 0) fputs(HELP, stdout);
+            free(opts);
+            return -1;
+        }
+        int h = common_opt(a, &o, c);
+        if (h < 0) { free(opts); return -1; }
+        if (h) continue;
+        switch (c) {
+        case O_LOGP_OPS: ops_spec = optarg; break;
+        case O_LOGP_TRAIN: parse_int(a, "--train", optarg, 2, 1024, &train); break;
+        case O_LOGP_DELAY: parse_duration(a, "--delay", optarg, &delay); break;
+        case O_LOGP_PAIR: pair_s = optarg; break;
+        default: foreign_opt(a, c, argv, "logp");
+        }
+    }
+    free(opts);
+    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench logp --help", argv[optind]);
+    common_check(a, &o, "logp");
+
+    uint64_t mask = 0;
+    char bad[64] = "", names[256];
+    lts_reg_names(&lts_logp_registry, names, sizeof names);
+    if (lts_reg_select(&lts_logp_registry, ops_spec, &mask, bad, sizeof bad))
+        fail(a, "--ops '%s': unknown measurement '%s'; valid: %s", ops_spec, bad, names);
+    else if (!mask)
+        fail(a, "--ops '%s' selects no measurement; valid: %s", ops_spec, names);
+    int group[2] = {0, 1};
+    if (a->P < 2) fail(a, "logp measures a pair: it needs at least 2 ranks; this run has %d (mpiexec -n 2)", a->P);
+    {
+        char *end, *end2;
+        errno = 0;
+        long i = strtol(pair_s, &end, 10), j = *end == ':' ? strtol(end + 1, &end2, 10) : -1;
+        if (errno || end == pair_s || *end != ':' || *end2 || end2 == end + 1)
+            fail(a, "--pair '%s': must be I:J, two rank numbers (e.g. 0:1)", pair_s);
+        else if (i < 0 || j < 0 || i >= a->P || j >= a->P)
+            fail(a, "--pair '%s': ranks must be in 0..%d (this run has %d)", pair_s, a->P - 1, a->P);
+        else if (i == j)
+            fail(a, "--pair '%s': the two ranks must differ", pair_s);
+        else { group[0] = (int)i; group[1] = (int)j; }
+    }
+    size_t maxb = 0;
+    for (size_t s = 0; s < o.nsizes; s++) if (o.sizes[s] > maxb) maxb = o.sizes[s];
+    if (!a->have_err && (double)maxb * train > (double)LTS_SIZE_MAX_BYTES)
+        fail(a, "--train %d x largest size %zu B needs more than 1 GiB of receive buffers; lower one of them", train,
+             maxb);
+    if (common_open(a, &o)) {
+        free(o.sizes);
+        return 1;
+    }
+    lts_logp_set_delay(delay);
+    lts_run_info_t info = {"latscope-bench", "logp", "logp", "seq", o.timing, &o.timer, &o.pol, common_sync(&o)->name,
+                           o.seed, full_argc, full_argv, o.sizes, o.nsizes, -1, train};
+    int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
+    size_t nops = 0;
+    for (size_t i = 0; i < lts_logp_registry.count; i++) nops += (mask >> i) & 1;
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nops * o.nsizes, rc != 0};
+    for (size_t i = 0; i < lts_logp_registry.count && rc == LTS_OK; i++) {
+        if (!(mask & ((uint64_t)1 << i))) continue;
+        lts_op_desc_t op;
+        const char *name = lts_reg_row(&lts_logp_registry, i)->name;
+        int win = !strcmp(name, "g") ? train : 1;
+        if ((rc = lts_logp_op(name, win, &op))) break;
+        lts_p2p_cfg_t cfg = {0};
+        cfg.op = &op;
+        cfg.mode = LTS_MODE_SEQ;
+        cfg.groups = group;
+        cfg.ngroups = 1;
+        cfg.sizes = o.sizes;
+        cfg.nsizes = o.nsizes;
+        cfg.reply_bytes = -1;
+        cfg.window = win;
+        cfg.measure.timer = &o.timer;
+        cfg.measure.policy = o.pol;
+        cfg.measure.sync = common_sync(&o);
+        cfg.measure.timing = LTS_TIMING_ROOT;
+        cfg.measure.dummy_work_s = o.dummy_work_s;
+        cfg.on_point = on_point;
+        cfg.ud = &e;
+        rc = lts_p2p_run(MPI_COMM_WORLD, &cfg);
+    }
+    free(o.sizes);
+    return common_finish(a, &o, rc, e.io_error, "logp");
+}
+
+LTS_BENCH_COMMAND("logp", "latscope-bench logp [options]     LogP/LogGP/PLogP parameters of a pair (o_s, o_r, rtt, g)",
+                  cmd_logp)

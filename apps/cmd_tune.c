@@ -1,0 +1,179 @@
+/* latscope-bench tune: build a size -> algorithm decision table for one collective (seed 001 §4,
+ * Opt_Scatter) with lts_tune_ex. Writes the usual results records (meta + one point per
+ * candidate and size, `alg` set, bench "tune") to -o, the table (schema latscope.tune/1,
+ * docs/tune-format.md) to --table, and the table as text to standard error on rank 0. */
+#include "bench_cli.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_TABLE = O_USER + 30 };
+
+static const struct option tune_opts[] = {{"table", required_argument, 0, O_TABLE}, {0, 0, 0, 0}};
+
+static const char *TUNE_USAGE =
+    "latscope-bench tune --op OP [--alg LIST] [--sizes LIST] [--table FILE] [-o FILE] [options]\n"
+    "  measures every --alg candidate (default all) of --op (default scatter) at every size and keeps,\n"
+    "  per size, the one with the smallest median; equal neighbours merge into ranges whose boundaries\n"
+    "  lie at the geometric midpoint between measured sizes (docs/tune-format.md)\n"
+    "  --table FILE       write the decision table (JSON, latscope.tune/1); - : standard output\n"
+    "  -o FILE            the measured points (JSON Lines, as coll writes them; default -)\n"
+    "  --root R           the root while measuring (default 0)\n"
+    "  --timing root|max  default root, as MPIBlib's Opt_Scatter (seed 001 §4). max includes the skew of\n"
+    "                     the synchronised start (a few us on small messages); root's confirmation\n"
+    "                     correction can go negative on oversubscribed nodes: compare with max there\n"
+    "  sizes, repetitions, timer: the common options (latscope-bench --help)\n";
+
+/* rank 0: the decision table for people: one row per measured size, the winner marked '*' */
+static void print_table(FILE *f, const lts_tune_table_t *t) {
+    fprintf(f, "decision table: %s on %d ranks (%s timing, %s timer; medians in us, * = fastest)\n",
+            lts_reg_row(&lts_coll_op_names, (size_t)t->op)->name, t->ranks, t->timing, t->timer);
+    fprintf(f, "  %-24s %-12s %10s", "size range (B)", "algorithm", "size (B)");
+    for (size_t c = 0; c < t->ncand; c++) fprintf(f, " %11.11s", t->cand[c]->name);
+    fputc('\n', f);
+    for (size_t r = 0; r < t->nranges; r++) {
+        const lts_tune_range_t *R = &t->ranges[r];
+        char range[48];
+        if (R->hi == LTS_TUNE_OPEN) snprintf(range, sizeof range, "[%zu, inf)", R->lo);
+        else snprintf(range, sizeof range, "[%zu, %zu)", R->lo, R->hi);
+        for (size_t p = 0; p < R->npoints || p == 0; p++) {
+            fprintf(f, "  %-24s %-12s", p ? "" : range, p ? "" : R->alg->name);
+            if (p < R->npoints) {
+                fprintf(f, " %10zu", R->points[p].size_bytes);
+                for (size_t c = 0; c < t->ncand; c++)
+                    fprintf(f, " %10.3f%c", R->points[p].median_s[c] * 1e6, t->cand[c] == R->alg ? '*' : ' ');
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
+static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
+    const char *op_name = "scatter", *alg_spec = "all", *root_s = "0", *table = NULL;
+    common_t o;
+    common_init(&o);
+    struct option *opts = cli_opts_with(tune_opts);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        int h = common_opt(a, &o, c);
+        if (h < 0) {
+            if (a->me == 0) fputs(TUNE_USAGE, stdout);
+            free(opts);
+            return -1;
+        }
+        if (h) continue;
+        switch (c) {
+        case O_OP: op_name = optarg; break;
+        case O_ALG: alg_spec = optarg; break;
+        case O_ROOT: root_s = optarg; break;
+        case O_TABLE: table = optarg; break;
+        default: foreign_opt(a, c, argv, "tune");
+        }
+    }
+    free(opts);
+    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench tune --help", argv[optind]);
+
+    int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
+    common_check(a, &o, "tune");
+    if (!a->have_err && (o.timings & (o.timings - 1)))
+        fail(a, "--timing '%s': tune compares algorithms under one timing method; give one of root, max", o.timing);
+    char *end;
+    errno = 0;
+    long root = strtol(root_s, &end, 10);
+    if (errno || end == root_s || *end || root < 0 || root >= a->P)
+        fail(a, "--root '%s': must be a rank of this run, 0..%d", root_s, a->P - 1);
+    if (table && !*table) fail(a, "--table '': give a file name (or - for standard output)");
+    if (table && !strcmp(table, "-") && !strcmp(o.output, "-"))
+        fail(a, "--table - and -o -: both would go to standard output; give a file to one of them");
+    size_t nalgs = 0;
+    if (op_i >= 0 && !a->have_err) {
+        const lts_coll_alg_t **algs = NULL;
+        char bad[256] = "", names[512];
+        lts_reg_names(lts_coll_registry((lts_coll_op_t)op_i), names, sizeof names);
+        int rc = lts_coll_select((lts_coll_op_t)op_i, alg_spec, &algs, &nalgs, bad, sizeof bad);
+        if (rc == LTS_ENOTFOUND)
+            fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
+        else if (rc) fail(a, "--alg '%s': %s", alg_spec, bad[0] ? bad : lts_strerror(rc));
+        else if (!nalgs) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
+        else if (nalgs > LTS_TUNE_MAX_CANDIDATES)
+            fail(a, "--alg '%s': %zu candidates; a table takes at most %d", alg_spec, nalgs, LTS_TUNE_MAX_CANDIDATES);
+        free(algs);
+        /* split operations: the default sizes are per-rank blocks of 0, 8, ... 64K */
+        if (!o.sizes_given && !a->have_err && !lts_coll_size_ok(op_i, 1, a->P))
+            for (size_t s = 0; s < o.nsizes; s++) o.sizes[s] *= (size_t)a->P;
+        for (size_t s = 0; s < o.nsizes && !a->have_err; s++) {
+            if (!lts_coll_size_ok(op_i, o.sizes[s], a->P))
+                fail(a, "--sizes: %zu B is not divisible by the %d ranks: --op %s splits the size (the whole buffer) "
+                     "into one block per rank; give multiples of %d", o.sizes[s], a->P, op_name, a->P);
+            else if (o.sizes[s] > (size_t)INT_MAX)
+                fail(a, "--sizes: %zu B is more than an MPI count can say", o.sizes[s]);
+        }
+    }
+    /* the table file is opened before measuring, so a bad path costs no measurement */
+    FILE *tf = NULL;
+    int t_ok = 1;
+    if (!a->have_err && a->me == 0 && table) {
+        if (!strcmp(table, "-")) tf = stdout;
+        else if (!(tf = fopen(table, "w"))) {
+            t_ok = 0;
+            fail(a, "--table '%s': cannot be written (%s); give a writable path", table, strerror(errno));
+        }
+    }
+    MPI_Bcast(&t_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!t_ok && !a->have_err) fail(a, "rank 0 could not open the --table file");
+    if (common_open(a, &o)) {
+        if (tf && tf != stdout) fclose(tf);
+        free(o.sizes);
+        return 1;
+    }
+    const char *opn = lts_reg_row(&lts_coll_op_names, (size_t)op_i)->name;
+    lts_run_info_t info;
+    memset(&info, 0, sizeof info);
+    info.tool = "latscope-bench";
+    info.bench = "tune";
+    info.op = opn;
+    info.timing = o.timing;
+    info.timer = &o.timer;
+    info.policy = &o.pol;
+    info.sync = common_sync(&o)->name;
+    info.seed = o.seed;
+    info.argc = full_argc;
+    info.argv = full_argv;
+    info.sizes = o.sizes;
+    info.nsizes = o.nsizes;
+    info.reply_bytes = -1;
+    int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nalgs * o.nsizes, rc != 0};
+
+    lts_measure_cfg_t m;
+    memset(&m, 0, sizeof m);
+    m.timer = &o.timer;
+    m.policy = o.pol;
+    m.sync = common_sync(&o);
+    m.timing = o.tmeth;
+    m.dummy_work_s = o.dummy_work_s;
+    lts_tune_opts_t topt;
+    memset(&topt, 0, sizeof topt);
+    topt.root = (int)root;
+    topt.on_point = on_point;
+    topt.ud = &e;
+    lts_tune_table_t *t = NULL;
+    rc = lts_tune_ex(MPI_COMM_WORLD, (lts_coll_op_t)op_i, alg_spec, o.sizes, o.nsizes, &m, &topt, &t);
+    int io = e.io_error;
+    if (!rc && a->me == 0) {
+        print_table(stderr, t);
+        if (tf && lts_tune_write(t, tf)) {
+            fprintf(stderr, "latscope-bench: writing the table to %s failed\n", table);
+            io = 1;
+        }
+    }
+    if (tf && tf != stdout && fclose(tf) != 0) io = 1;
+    lts_tune_free(t);
+    free(o.sizes);
+    return common_finish(a, &o, rc, io, "tune");
+}
+
+LTS_BENCH_COMMAND("tune", "latscope-bench tune [options]     size -> algorithm decision table (latscope.tune/1)", cmd_tune)

@@ -1,0 +1,69 @@
+/* inject-overhead: what the injector adds to one MPI_Send, for bench/inject_overhead.py.
+ * Rank 0 alternates MPI_Send (through whatever LD_PRELOAD put in front of the MPI library) and
+ * PMPI_Send (the library itself, never wrapped) to rank 1, timing each call, so both kinds see
+ * the same machine state, interleaved call by call. After each call it waits until SPACING ns
+ * have passed since the call began: the receiver is always ready, so a delayed send does not
+ * find an emptier queue than an undelayed one (without spacing, the delay would hide the cost
+ * of back-pressure and the difference would come out below the delay).
+ *   inject-overhead N SPACING_NS [SIZE]     (np >= 2; ranks above 1 only join Init/Finalize)
+ * Rank 0 prints one JSON line: medians of both kinds and the median of the per-pair
+ * differences (wrapped - unwrapped), in ns. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, long n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long n = argc > 1 ? atol(argv[1]) : 5000;
+    double spacing = argc > 2 ? atof(argv[2]) : 3000;
+    int bytes = argc > 3 ? atoi(argv[3]) : 1;
+    if (size < 2 || n < 10 || spacing < 0 || bytes < 0 || bytes > 1024) {
+        if (rank == 0) fprintf(stderr, "usage: inject-overhead N>=10 SPACING_NS [SIZE<=1024] at np >= 2\n");
+        MPI_Finalize();
+        return 2;
+    }
+    char buf[1024] = {0};
+    const long warm = 200;
+    double *w = malloc(sizeof(double) * (size_t)n), *u = malloc(sizeof(double) * (size_t)n),
+           *d = malloc(sizeof(double) * (size_t)n);
+    if (rank == 0) {
+        for (long i = -warm; i < n; i++) {
+            double t0 = now_ns();
+            MPI_Send(buf, bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+            double t1 = now_ns();
+            while (now_ns() - t0 < spacing) {}
+            double t2 = now_ns();
+            PMPI_Send(buf, bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+            double t3 = now_ns();
+            while (now_ns() - t2 < spacing) {}
+            if (i >= 0) { w[i] = t1 - t0; u[i] = t3 - t2; d[i] = w[i] - u[i]; }
+        }
+        double mw = median(w, n), mu = median(u, n), md = median(d, n);
+        printf("{\"pairs\": %ld, \"spacing_ns\": %.0f, \"size_bytes\": %d, \"wrapped_median_ns\": %.2f, "
+               "\"unwrapped_median_ns\": %.2f, \"diff_median_ns\": %.2f}\n", n, spacing, bytes, mw, mu, md);
+    } else if (rank == 1) {
+        for (long i = 0; i < 2 * (n + warm); i++) MPI_Recv(buf, bytes, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    free(w); free(u); free(d);
+    MPI_Finalize();
+    return 0;
+}

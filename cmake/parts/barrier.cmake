@@ -1,0 +1,6 @@
+# Barrier algorithms (issue 4): the semantics check run under mpiexec by tests/python/test_barrier.py.
+add_executable(barrier-check tests/c/barrier_check.c)
+target_link_libraries(barrier-check PRIVATE latscope)
+target_compile_definitions(barrier-check PRIVATE _GNU_SOURCE)
+target_compile_options(barrier-check PRIVATE -Wall -Wextra -Wno-unused-parameter)
+set_target_properties(barrier-check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

@@ -1,0 +1,25 @@
+/* LogP / LogGP / PLogP parameter measurement on a pair of ranks (src/bench/ops_logp.c): the
+ * operations o_s, o_r, rtt and g, timed by the one driver; `latscope-bench logp` runs them and
+ * `latscope fit logp` turns the records into parameters (docs/barriers.md, "LogP"). */
+#ifndef LATSCOPE_LOGP_H
+#define LATSCOPE_LOGP_H
+#include "latscope/bench.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Rows: "o_s", "o_r", "rtt", "g" (pair operations, group rank 0's clock). */
+extern const lts_registry_t lts_logp_registry;
+
+/* A copy of row `name` ready for a campaign with `window` (g: messages per train; its value is
+ * scaled to time per message). LTS_ENOTFOUND, LTS_EINVAL (window < 1). */
+int lts_logp_op(const char *name, int window, lts_op_desc_t *out);
+
+/* o_r's delay between the partner's send and the timed receive; < 0: automatic (twice a quick
+ * RTT of the point's size, at least 10 us). Set identically on both ranks before measuring. */
+void lts_logp_set_delay(double seconds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,141 @@
+/* Run-time selection of collective algorithms: MPIBlib's Opt_Scatter (seed 001 §4) as a library.
+ *
+ *   1. lts_tune() measures every candidate algorithm of one operation at every given size
+ *      (lts_coll_run, the one driver) and keeps, per size, the candidate with the smallest
+ *      median. Adjacent sizes with the same winner merge into one range [lo, hi).
+ *   2. The table is saved / loaded as JSON (schema "latscope.tune/1", docs/tune-format.md).
+ *   3. lts_tune_use() installs a table; lts_scatter_tuned() (and the others) then compute the
+ *      message size of the call, find its range by binary search and call that row: a drop-in
+ *      replacement for the MPI call. Without an installed table they call the MPI library's own.
+ *
+ * Message size: the registry's convention (bench.h lts_coll_size_ok): bcast, reduce, allreduce:
+ * count x type size; scatter, gather: the root's whole buffer (block x P); allgather: each
+ * rank's whole result; alltoall: each rank's whole send buffer; barrier: 0.
+ *
+ * Ranges: between two measured sizes a < c whose winners differ, the boundary b is the
+ * geometric midpoint rounded up: the smallest integer with b*b >= max(a,1)*c. Sizes below the
+ * first measured size take the first winner (the first range starts at 0); sizes above the last
+ * take the last winner (the last range is open: hi = LTS_TUNE_OPEN). Why geometric: sweeps are
+ * geometric (x2, x4), so the midpoint in log size is the point equally far from both
+ * measurements; an arithmetic midpoint would hand 3/4 of a x4 interval to the larger size. */
+#ifndef LATSCOPE_TUNE_H
+#define LATSCOPE_TUNE_H
+#include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "latscope/algos.h"
+#include "latscope/bench.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LTS_TUNE_SCHEMA "latscope.tune/1"
+#define LTS_TUNE_OPEN ((size_t)-1)       /* hi of the last range: no upper bound */
+#define LTS_TUNE_MAX_CANDIDATES 32
+
+/* One measured size: the median of every candidate there (seconds; NaN = not measured). */
+typedef struct lts_tune_point {
+    size_t size_bytes;
+    double *median_s;                     /* ncand entries, in the table's candidate order */
+} lts_tune_point_t;
+
+/* Sizes in [lo, hi) use `alg`. points: the measured sizes inside the range (provenance). */
+typedef struct lts_tune_range {
+    size_t lo, hi;                        /* hi == LTS_TUNE_OPEN for the last range */
+    const lts_coll_alg_t *alg;            /* a row of lts_coll_registry(op) */
+    size_t npoints;
+    lts_tune_point_t *points;
+} lts_tune_range_t;
+
+/* A decision table for one operation on communicators of `ranks` ranks. */
+typedef struct lts_tune_table {
+    lts_coll_op_t op;
+    int ranks;
+    size_t ncand;
+    const lts_coll_alg_t **cand;          /* the candidates, in the order given */
+    size_t nranges;
+    lts_tune_range_t *ranges;             /* sorted, contiguous: ranges[0].lo == 0 */
+    char timer[32];                       /* timer name ("monotonic") */
+    char timing[32];                      /* timing method ("root", "max", ...) */
+    char statistic[16];                   /* what was compared: "median" */
+    char mpi_library[256];                /* first line of MPI_Get_library_version */
+    char utc_time[32];                    /* when it was measured, "YYYY-MM-DDTHH:MM:SSZ" */
+    char version[32];                     /* latscope version that measured it */
+} lts_tune_table_t;
+
+/* Optional settings of lts_tune_ex (zero-initialise; set fields by name). */
+typedef struct lts_tune_opts {
+    int root;                /* the root used while measuring (default 0) */
+    lts_point_cb on_point;   /* also called (on rank 0 of comm) for every measured point */
+    void *ud;
+} lts_tune_opts_t;
+
+/* Collective over comm. Measures every candidate selected by alg_spec ("native,linear,binomial",
+ * "all,-linear": the registry grammar) at every size (any order, duplicates dropped; each must
+ * suit the operation on comm's size, e.g. scatter: multiples of P), with mcfg's timer, timing
+ * and repetition policy, at root 0. Every rank gets the same table in *out (rank 0 decides and
+ * broadcasts it), to free with lts_tune_free. Returns 0, LTS_EINVAL (bad op/sizes/spec),
+ * LTS_ENOTFOUND (unknown algorithm in alg_spec), LTS_ENODATA (a size where no candidate has a
+ * sample), or an error of lts_coll_run; the same code on every rank. */
+int lts_tune(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const size_t *sizes, size_t n,
+             const lts_measure_cfg_t *mcfg, lts_tune_table_t **out);
+int lts_tune_ex(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const size_t *sizes, size_t n,
+                const lts_measure_cfg_t *mcfg, const lts_tune_opts_t *opts, lts_tune_table_t **out);
+
+/* Build a table from measured medians without MPI (what lts_tune does on rank 0):
+ * median_s[c * nsizes + s] is candidate c at sizes[s] (sizes strictly increasing). timer/timing
+ * are recorded as given; mpi_library and utc_time are left for the caller (lts_tune fills them). */
+int lts_tune_decide(lts_coll_op_t op, int ranks, const lts_coll_alg_t *const *cand, size_t ncand,
+                    const size_t *sizes, size_t nsizes, const double *median_s, lts_tune_table_t **out);
+
+void lts_tune_free(lts_tune_table_t *t);
+
+/* The row chosen for a message of `bytes` (binary search; no allocation). */
+const lts_coll_alg_t *lts_tune_lookup(const lts_tune_table_t *t, size_t bytes);
+
+/* JSON (docs/tune-format.md). Writing is deterministic: loading a saved table and saving it
+ * again gives the same bytes. lts_tune_to_json: a malloc'd NUL-terminated text. */
+int lts_tune_to_json(const lts_tune_table_t *t, char **text);
+int lts_tune_write(const lts_tune_table_t *t, FILE *f);
+int lts_tune_save(const lts_tune_table_t *t, const char *path);
+
+/* Strict loading: a wrong schema, an unknown operation or algorithm (algorithms registered with
+ * lts_coll_register must be registered before loading), ranges that do not start at 0, are not
+ * sorted and contiguous, or a missing / unknown / mistyped field -> LTS_EINVAL with a message
+ * naming the field and what is allowed (LTS_EIO: the file cannot be read). */
+int lts_tune_parse(const char *text, size_t len, lts_tune_table_t **out, char *msg, size_t msglen);
+int lts_tune_load(const char *path, lts_tune_table_t **out, char *msg, size_t msglen);
+
+/* Install t (copied: the caller keeps and frees its own) for its operation on communicators of
+ * t->ranks ranks, replacing a table installed before for the same operation and size; tables
+ * for other sizes stay installed. comm is the communicator the caller means to use it on: if its
+ * size is not t->ranks -> LTS_EINVAL with a message (a table measured on other P says nothing
+ * about this one). MPI_COMM_NULL skips that check. Not thread-safe; install identically on every
+ * rank (dispatch must agree across ranks). Returns 0, LTS_EINVAL, LTS_ERANGE (too many
+ * installed), LTS_ENOMEM. */
+int lts_tune_use(const lts_tune_table_t *t, MPI_Comm comm, char *msg, size_t msglen);
+/* Remove the tables of op (LTS_COLL_NOPS: of every operation). */
+void lts_tune_clear(lts_coll_op_t op);
+/* The row the tuned call would use on a communicator of P ranks for `bytes`: the installed
+ * table's choice, or the native row when none is installed for (op, P). */
+const lts_coll_alg_t *lts_tune_choice(lts_coll_op_t op, int P, size_t bytes);
+
+/* Tuned collectives: the MPI signatures; each calls the installed table's choice for the
+ * message size (see above), else the MPI library's own. Return MPI error codes. */
+int lts_barrier_tuned(MPI_Comm comm);
+int lts_bcast_tuned(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+int lts_reduce_tuned(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+int lts_allreduce_tuned(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int lts_scatter_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                      int root, MPI_Comm comm);
+int lts_gather_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                     int root, MPI_Comm comm);
+int lts_allgather_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        MPI_Comm comm);
+int lts_alltoall_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                       MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,241 @@
+"""Predicted vs measured for the application twins (``latscope-bench app``, docs/apps.md).
+
+Every measured point of an ``app`` results file is matched with the LoGPC §5 model of its pattern,
+evaluated with LogGP parameters fitted on the same machine:
+
+* remap, asynchronous (§5.1.2, §5.1.3): the busiest rank's
+  ``n (max(g, o_s) + (B-1) G) + R_max (max(g, o_r) + (B-1) G)`` per repetition — the paper's
+  ``n (o_s + o_r)`` when every rank receives ``R = n`` short messages;
+* remap, synchronous (§5.1.1): ``n [2 (o_s + L + C_n + o_r) + C_r]`` with ``L`` the LogGP latency
+  of a ``B``-byte message (``L + (B-1) G``), ``C_n = 0`` (one shared-memory node: no network to
+  contend for) and LoPC's empirical ``C_r = o_s + o_r``; the contention-free LogP form
+  ``n 2 (o_s + L + o_r)`` is reported next to it;
+* dag (§5.2, eq. (15)): :class:`~latscope.models.apps.DiamondDAG` with the measured task time
+  (``task_s`` of the record), ``B = value_bytes n / b`` and no aggregation term (``alpha = 0``:
+  packing is a copy already inside ``G``); on one rank the serial ``n^2 t``.
+
+The models assume one processor per rank. A point whose ranks outnumber the CPUs (``ranks_per_node >
+cpus_available``) is marked oversubscribed and kept out of the headline median error.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from latscope.models import DiamondDAG, LogGPParams, LogPParams, ModelError, load_params, message_point, remap_sync
+from latscope.models.apps import remap_async_loggp_s
+from latscope.models.params import HockneyParams
+from latscope.results import Results, load
+
+__all__ = [
+    "TwinParams",
+    "twin_params",
+    "params_from_file",
+    "predict_point",
+    "Prediction",
+    "prediction_table",
+    "median_abs_rel_err",
+    "app_points",
+    "format_table",
+]
+
+LOGP_FILE = "params_logp.json"
+HOCKNEY_FILE = "params.json"
+
+
+@dataclass(frozen=True)
+class TwinParams:
+    """The LogGP parameters the predictions use, where they came from, and whether they are the
+    Hockney fallback (``o_s = o_r = 0``, ``L = alpha``, ``G = beta``), which cannot predict
+    overhead-bound patterns (the asynchronous remap of short messages becomes ~0)."""
+
+    params: LogGPParams
+    source: str
+    fallback: bool
+    note: str
+
+
+def params_from_file(path: str | Path) -> TwinParams:
+    """A LogGP view of a ``latscope.params/1`` file: loggp as is, logp with ``G = 0``, hockney as
+    the documented fallback. PLogP is refused (its size-dependent overheads have no single G)."""
+    ps = load_params(path)
+    m = ps.model
+    if isinstance(m, LogGPParams):
+        return TwinParams(m, str(path), False, f"LogGP parameters from {path}")
+    if isinstance(m, LogPParams):
+        p = LogGPParams(L_s=m.L_s, o_s_s=m.o_s_s, o_r_s=m.o_r_s, g_s=m.g_s, G_s_per_byte=0.0, P=m.P)
+        return TwinParams(p, str(path), False, f"LogP parameters from {path} (G = 0: no size dependence)")
+    if isinstance(m, HockneyParams):
+        p = LogGPParams(L_s=m.alpha_s, o_s_s=0.0, o_r_s=0.0, g_s=0.0, G_s_per_byte=m.beta_s_per_byte, P=m.P)
+        return TwinParams(p, str(path), True,
+                          f"FALLBACK: no LogP/LogGP fit; Hockney from {path} read as L = alpha, G = beta, "
+                          "o_s = o_r = 0 (overhead-bound patterns are predicted near zero)")
+    raise ModelError(f"params file {str(path)!r}: model {m.kind!r}: the twins need loggp, logp or hockney")
+
+
+def twin_params(out: str | Path) -> TwinParams:
+    """``<out>/params_logp.json`` (``latscope fit logp``), else the Hockney fallback from
+    ``<out>/params.json``; raises :class:`ModelError` when neither exists."""
+    d = Path(out)
+    if (d / LOGP_FILE).exists():
+        return params_from_file(d / LOGP_FILE)
+    if (d / HOCKNEY_FILE).exists():
+        return params_from_file(d / HOCKNEY_FILE)
+    raise ModelError(f"{d}: neither {LOGP_FILE} (latscope fit logp) nor {HOCKNEY_FILE} (Hockney) to predict from")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's value for one measured point, and the formula used."""
+
+    predicted_s: float | None
+    formula: str
+    logp_s: float | None = None     # sync remap: the contention-free LogP form, for comparison
+
+
+def _num(row: Mapping[str, Any], key: str) -> Any:
+    v = row.get(key)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        raise ModelError(f"app record without {key!r}: rerun latscope-bench app (this field is written since v0.1)")
+    return v
+
+
+def predict_point(row: Mapping[str, Any], p: LogGPParams) -> Prediction:
+    """Model value (seconds per repetition) for one ``app`` point record."""
+    pattern = row.get("pattern", row.get("op"))
+    P = int(_num(row, "ranks"))
+    B = float(_num(row, "size_bytes"))
+    if pattern == "remap":
+        n = int(_num(row, "messages"))
+        if P < 2:
+            return Prediction(None, "P = 1: messages to self, no model")
+        if row.get("style") == "async":
+            rmax = int(_num(row, "recv_max_messages"))
+            t = remap_async_loggp_s(p, B, n, rmax)
+            return Prediction(t, "§5.1.2: n(o_s+(B-1)G) + R_max(o_r+(B-1)G)")
+        mp = message_point(p, B)
+        view = LogPParams(L_s=mp.L_s, o_s_s=mp.o_s_s, o_r_s=mp.o_r_s, g_s=p.g_s)
+        rs = remap_sync(view, C_n_s=0.0)
+        return Prediction(n * rs.logpc_s, "§5.1.1: n[2(o_s+L+(B-1)G+o_r)+C_r], C_n=0, C_r=o_s+o_r",
+                          logp_s=n * rs.logp_s)
+    if pattern == "dag":
+        grid, b = int(_num(row, "grid")), int(_num(row, "blocks"))
+        task = float(_num(row, "task_s"))
+        vb = float(_num(row, "value_bytes"))
+        if P == 1:
+            return Prediction(grid * grid * task, "serial: n^2 t")
+        dag = DiamondDAG(n=grid, P=P, task_s=task, params=p, aggregation_s_per_value=0.0, bytes_per_value=vb)
+        return Prediction(dag.makespan_s(b), "eq. (15), alpha = 0")
+    return Prediction(None, f"pattern {pattern!r}: no model")
+
+
+def app_points(results: Iterable[Results]) -> pd.DataFrame:
+    """The ``app`` points of some results, one frame."""
+    frames = [r.points for r in results if not r.points.empty and (r.points["bench"] == "app").any()]
+    if not frames:
+        return pd.DataFrame()
+    df = pd.concat(frames, ignore_index=True)
+    return df[df["bench"] == "app"].reset_index(drop=True)
+
+
+def _config(row: Mapping[str, Any]) -> str:
+    if row.get("pattern") == "remap":
+        return f"{row['style']} {row['dest']} n={int(row['messages'])} B={int(row['size_bytes'])}"
+    if row.get("pattern") == "dag":
+        return (f"n={int(row['grid'])} b={int(row['blocks'])} t={float(row['task_s']) * 1e6:.3g}us "
+                f"value={int(row['value_bytes'])}B")
+    return str(row.get("pattern"))
+
+
+def prediction_table(points: pd.DataFrame, tp: TwinParams | LogGPParams) -> pd.DataFrame:
+    """One row per measured point: configuration, ranks, CPUs, measured median, prediction,
+    signed relative error ``(predicted - measured) / measured``, formula, oversubscription."""
+    p = tp.params if isinstance(tp, TwinParams) else tp
+    rows: list[dict[str, Any]] = []
+    for _, r in points.iterrows():
+        row = r.to_dict()
+        pr = predict_point(row, p)
+        meas = float(row["median_s"])
+        P = int(row["ranks"])
+        cpus = row.get("cpus_available")
+        per_node = row.get("ranks_per_node", P)
+        over = cpus is not None and not (isinstance(cpus, float) and math.isnan(cpus)) and int(per_node) > int(cpus)
+        rel = None if pr.predicted_s is None or meas <= 0 else (pr.predicted_s - meas) / meas
+        rows.append({
+            "pattern": row.get("pattern"),
+            "config": _config(row),
+            "ranks": P,
+            "cpus": None if cpus is None else int(cpus),
+            "oversubscribed": bool(over),
+            "measured_s": meas,
+            "predicted_s": pr.predicted_s,
+            "rel_err": rel,
+            "logp_s": pr.logp_s,
+            "formula": pr.formula,
+        })
+    return pd.DataFrame(rows)
+
+
+def median_abs_rel_err(table: pd.DataFrame, include_oversubscribed: bool = False) -> float | None:
+    """Median of |relative error| over the rows with a prediction (by default only those with a
+    processor per rank, which the models assume). None when there is none."""
+    if table.empty:
+        return None
+    t = table[table["rel_err"].notna()]
+    if not include_oversubscribed:
+        t = t[~t["oversubscribed"]]
+    if t.empty:
+        return None
+    return float(t["rel_err"].abs().median())
+
+
+def format_table(table: pd.DataFrame) -> pd.DataFrame:
+    """For people: times in µs, errors in %, oversubscription spelled out."""
+    out = pd.DataFrame({
+        "pattern": table["pattern"],
+        "configuration": table["config"],
+        "P": table["ranks"],
+        "measured (µs)": table["measured_s"].map(lambda v: f"{v * 1e6:.4g}"),
+        "predicted (µs)": table["predicted_s"].map(lambda v: "—" if v is None or pd.isna(v) else f"{v * 1e6:.4g}"),
+        "error": table["rel_err"].map(lambda v: "—" if v is None or pd.isna(v) else f"{100 * v:+.1f}%"),
+        "LogP, no C_r (µs)": table["logp_s"].map(lambda v: "" if v is None or pd.isna(v) else f"{v * 1e6:.4g}"),
+        "model": table["formula"],
+        "note": [f"oversubscribed: {p} ranks on {c} CPUs" if o else "" for p, c, o in
+                 zip(table["ranks"], table["cpus"], table["oversubscribed"])],
+    })
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m latscope.apps_twins PARAMS RESULTS...``: print the table and the median error."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m latscope.apps_twins", description=__doc__.split("\n")[0])
+    ap.add_argument("params", help="latscope.params/1 file (loggp, logp, or hockney as fallback)")
+    ap.add_argument("results", nargs="+", help="latscope-bench app results (JSONL)")
+    ap.add_argument("--json", action="store_true", help="the table as JSON records")
+    a = ap.parse_args(argv)
+    try:
+        tp = params_from_file(a.params)
+        table = prediction_table(app_points(load(p) for p in a.results), tp)
+    except (ModelError, OSError, ValueError) as e:
+        print(f"latscope apps_twins: {e}")
+        return 2
+    if a.json:
+        print(json.dumps(table.to_dict(orient="records"), indent=1))
+        return 0
+    print(tp.note)
+    print(format_table(table).to_string(index=False))
+    med = median_abs_rel_err(table)
+    print(f"median |error| (a processor per rank): {'—' if med is None else f'{100 * med:.1f}%'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

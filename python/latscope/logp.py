@@ -1,0 +1,281 @@
+"""LogP / LogGP / PLogP parameters from `latscope-bench logp` records (issue 4).
+
+Per message size m the records give medians of
+  o_s(m)  time in the send call,
+  o_r(m)  time in the receive call for a message that has already arrived (netgauge's delay),
+  RTT(m)  a ping-pong round trip,
+  g(m)    time per message of a train of back-to-back sends;
+and from them (seed 002 §5.1: RTT/2 = o_s + L + o_r)
+
+  L(m) = RTT(m)/2 - o_s(m) - o_r(m)                     LogP latency (network part)
+  G    = slope of g(m) over the large sizes             LogGP gap per byte (Theil-Sen, robust)
+  PLogP: o_s(m), o_r(m), g(m) tabulated, and L_PLogP = RTT(0)/2 - g(0) so that one message
+         takes L + g(m) (Kielmann et al.'s definition, models/params.py PLogPParams)
+  Hockney alongside: RTT(m)/2 = alpha + beta m (latscope.fit, the same regression as p2p).
+
+Robustness as netgauge: medians per size (never means), a distribution-free CI of each median
+(binomial order statistics; from the record's own CI when no raw samples were kept), Theil-Sen
+for the slope with residual-based rejection (points further than 3 scaled MADs from the line are
+dropped and the slope refitted). On shared memory L is close to zero and can come out negative
+(o_r of an already-queued message includes the copy out of the unexpected queue, which a
+pre-posted ping-pong receive avoids): the parameter file then holds L = 0 and the raw value is
+kept in source.per_size with a note — never a silent clamp.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from latscope import fit
+from latscope.results import Results, load
+
+OPS = ("o_s", "o_r", "rtt", "g")
+
+
+class LogPFitError(ValueError):
+    """The records cannot support the fit (the message says what is missing)."""
+
+
+@dataclass
+class Estimate:
+    """A median with its confidence interval (seconds)."""
+
+    value_s: float
+    ci_lo_s: float
+    ci_hi_s: float
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class SizeRow:
+    """Everything measured and derived at one message size."""
+
+    size_bytes: int
+    o_s: Estimate
+    o_r: Estimate
+    rtt: Estimate
+    g: Estimate
+    L_s: float              # RTT/2 - o_s - o_r (may be negative: see the module note)
+    L_ci_half_s: float      # half-widths combined in quadrature (independent measurements)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"size_bytes": self.size_bytes, "o_s": self.o_s.to_dict(), "o_r": self.o_r.to_dict(),
+                "rtt": self.rtt.to_dict(), "g": self.g.to_dict(), "L_s": self.L_s, "L_ci_half_s": self.L_ci_half_s}
+
+
+@dataclass
+class LogPFit:
+    """The fitted parameters, the per-size table and how they were obtained."""
+
+    L_s: float
+    o_s_s: float
+    o_r_s: float
+    g_s: float
+    G_s_per_byte: float
+    G_ci_s_per_byte: tuple[float, float]
+    G_sizes_bytes: list[int]
+    G_rejected_bytes: list[int]
+    plogp_L_s: float
+    rows: list[SizeRow]
+    hockney: fit.HockneyFit | None
+    confidence: float
+    ranks: int | None
+    notes: list[str] = field(default_factory=list)
+
+    def loggp_params(self) -> dict[str, Any]:
+        p: dict[str, Any] = {"L_s": max(0.0, self.L_s), "o_s_s": self.o_s_s, "o_r_s": self.o_r_s, "g_s": self.g_s,
+                             "G_s_per_byte": max(0.0, self.G_s_per_byte)}
+        if self.ranks:
+            p["P"] = int(self.ranks)
+        return p
+
+    def plogp_params(self) -> dict[str, Any]:
+        return {"L_s": max(0.0, self.plogp_L_s), "sizes_bytes": [r.size_bytes for r in self.rows],
+                "o_s_s": [r.o_s.value_s for r in self.rows], "o_r_s": [r.o_r.value_s for r in self.rows],
+                "g_s": [r.g.value_s for r in self.rows]}
+
+    def source(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        src: dict[str, Any] = {
+            "tool": "latscope fit logp",
+            "method": "medians per size; L = RTT/2 - o_s - o_r at the smallest size; G: Theil-Sen slope of g(m)",
+            "confidence": self.confidence,
+            "L_raw_s": self.L_s,
+            "G_ci_s_per_byte": list(self.G_ci_s_per_byte),
+            "G_sizes_bytes": self.G_sizes_bytes,
+            "G_rejected_bytes": self.G_rejected_bytes,
+            "per_size": [r.to_dict() for r in self.rows],
+            "plogp": self.plogp_params(),
+            "hockney": self.hockney.to_dict() if self.hockney else None,
+            "notes": self.notes,
+        }
+        if meta:
+            src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time", "hosts", "ranks")})
+        return src
+
+    def write(self, path: str | Path, meta: dict[str, Any] | None = None) -> None:
+        doc = {"schema": "latscope.params/1", "model": "loggp", "params": self.loggp_params(),
+               "source": self.source(meta)}
+        Path(path).write_text(json.dumps(doc, indent=2) + "\n")
+
+    def write_plogp(self, path: str | Path, meta: dict[str, Any] | None = None) -> None:
+        src = {"tool": "latscope fit logp", "per_size": [r.to_dict() for r in self.rows], "notes": self.notes}
+        if meta:
+            src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time")})
+        doc = {"schema": "latscope.params/1", "model": "plogp", "params": self.plogp_params(), "source": src}
+        Path(path).write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def median_ci(samples: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """Median and its distribution-free CI: order statistics j, k with Binomial(n, 1/2) mass
+    between them >= confidence (scipy's binomial quantiles; exact, no normal approximation)."""
+    x = np.sort(np.asarray(samples, dtype=float))
+    n = len(x)
+    med = float(np.median(x))
+    if n < 6:
+        return med, float(x[0]), float(x[-1])
+    a = (1 - confidence) / 2
+    lo = int(stats.binom.ppf(a, n, 0.5))
+    hi = int(stats.binom.isf(a, n, 0.5))
+    lo = max(lo - 1, 0)  # ppf gives the count; the order statistic index is one less
+    hi = min(hi, n - 1)
+    return med, float(x[lo]), float(x[hi])
+
+
+def _estimate(res_list: list[tuple[Results, int]], confidence: float) -> Estimate:
+    """Pool one (op, size) over files: raw samples when kept, else the records' medians."""
+    raws, meds, los, his, ns = [], [], [], [], []
+    for res, idx in res_list:
+        row = res.points.iloc[idx]
+        if idx in res.raw:
+            raws.extend(res.raw[idx])
+        meds.append(float(row["median_s"]))
+        ns.append(int(row["n"]))
+        lo, hi = row.get("ci_lo_s"), row.get("ci_hi_s")
+        # a record's CI is of its median only with --stop-rule median; a CI of the mean would
+        # not bracket the median we report: unknown then (NaN), never a wrong interval
+        if row.get("ci_of") != "median":
+            lo = hi = None
+        los.append(float(lo) if lo is not None and not pd.isna(lo) else math.nan)
+        his.append(float(hi) if hi is not None and not pd.isna(hi) else math.nan)
+    if raws:
+        m, lo, hi = median_ci(np.asarray(raws), confidence)
+        return Estimate(m, lo, hi, len(raws))
+    if len(meds) == 1:
+        return Estimate(meds[0], los[0], his[0], ns[0])
+    # several runs without raw samples: the median of the medians, CI from their spread
+    m, lo, hi = median_ci(np.asarray(meds), confidence)
+    return Estimate(m, lo, hi, sum(ns))
+
+
+def _theil_sen(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[float, float, tuple[float, float], np.ndarray]:
+    """Slope, intercept, slope CI and the mask of kept points after residual-based rejection."""
+    keep = np.ones(len(x), dtype=bool)
+    for _ in range(3):
+        r = stats.theilslopes(y[keep], x[keep], alpha=confidence)
+        resid = y - (r.intercept + r.slope * x)
+        mad = stats.median_abs_deviation(resid[keep], scale="normal")
+        new = np.abs(resid) <= max(3.0 * mad, 1e-12 + 1e-3 * np.abs(y).max())
+        if new.sum() < 3 or (new == keep).all():
+            break
+        keep = new
+    r = stats.theilslopes(y[keep], x[keep], alpha=confidence)
+    return float(r.slope), float(r.intercept), (float(r.low_slope), float(r.high_slope)), keep
+
+
+def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes: int | None = None) -> LogPFit:
+    """Fit LogP/LogGP/PLogP (and Hockney) to logp records of one or more runs."""
+    if not 0 < confidence < 1:
+        raise LogPFitError(f"confidence {confidence}: must be in the open interval (0, 1)")
+    where: dict[tuple[str, int], list[tuple[Results, int]]] = {}
+    ranks = None
+    for res in results:
+        df = res.points
+        if df.empty or "op" not in df:
+            continue
+        if res.meta.get("bench") != "logp":
+            continue
+        ranks = ranks or res.meta.get("ranks")
+        for i, row in enumerate(df.itertuples(index=False)):
+            if row.op in OPS:
+                where.setdefault((row.op, int(row.size_bytes)), []).append((res, i))
+    if not where:
+        raise LogPFitError("no logp records (bench 'logp', op o_s, o_r, rtt, g): run latscope-bench logp first")
+    sizes = sorted({s for (_, s) in where})
+    full = [s for s in sizes if all((op, s) in where for op in OPS)]
+    missing = sorted({op for op in OPS for s in sizes if (op, s) not in where})
+    if not full:
+        raise LogPFitError(f"no size has all four measurements (missing: {', '.join(missing)}): "
+                           "run latscope-bench logp with --ops all")
+    rows: list[SizeRow] = []
+    for s in full:
+        e = {op: _estimate(where[(op, s)], confidence) for op in OPS}
+        L = e["rtt"].value_s / 2 - e["o_s"].value_s - e["o_r"].value_s
+
+        def half(x: Estimate) -> float:
+            h = (x.ci_hi_s - x.ci_lo_s) / 2
+            return h if math.isfinite(h) else 0.0
+
+        Lh = math.sqrt((half(e["rtt"]) / 2) ** 2 + half(e["o_s"]) ** 2 + half(e["o_r"]) ** 2)
+        rows.append(SizeRow(s, e["o_s"], e["o_r"], e["rtt"], e["g"], L, Lh))
+    notes: list[str] = []
+    if missing:
+        notes.append(f"sizes without all four measurements were left out (missing {', '.join(missing)})")
+    small = rows[0]
+    if small.L_s < 0:
+        notes.append(f"L = RTT/2 - o_s - o_r = {small.L_s:.3e} s at {small.size_bytes} B is negative (within "
+                     f"+-{small.L_ci_half_s:.2e} s): the network part is below what the overheads resolve; "
+                     "the parameter file holds L = 0")
+    # G: the large sizes (default: the upper half of the sizes, at least 3)
+    xs = np.array([r.size_bytes for r in rows], dtype=float)
+    ys = np.array([r.g.value_s for r in rows], dtype=float)
+    if large_from_bytes is None:
+        big = xs >= xs[len(xs) // 2] if len(xs) >= 6 else np.ones(len(xs), dtype=bool)
+        if big.sum() < 3:
+            big = np.ones(len(xs), dtype=bool)
+    else:
+        big = xs >= large_from_bytes
+    if big.sum() < 2 or len(np.unique(xs[big])) < 2:
+        raise LogPFitError(f"G needs g(m) at 2 or more distinct sizes >= {int(xs[big].min()) if big.any() else large_from_bytes} B; "
+                           f"sizes measured: {[int(x) for x in xs]}")
+    if big.sum() >= 3:
+        G, _, G_ci, keep = _theil_sen(xs[big], ys[big], confidence)
+    else:
+        G = float((ys[big][1] - ys[big][0]) / (xs[big][1] - xs[big][0]))
+        G_ci, keep = (math.nan, math.nan), np.ones(2, dtype=bool)
+    G_sizes = [int(x) for x, k in zip(xs[big], keep) if k]
+    G_rej = [int(x) for x, k in zip(xs[big], keep) if not k]
+    if G < 0:
+        notes.append(f"G = {G:.3e} s/B came out negative (g(m) does not grow over {G_sizes} B): the file holds 0")
+    plogp_L = small.rtt.value_s / 2 - small.g.value_s
+    if plogp_L < 0:
+        notes.append(f"PLogP L = RTT(0)/2 - g(0) = {plogp_L:.3e} s is negative: the plogp table holds L = 0")
+    # Hockney alongside: one-way time RTT(m)/2 over sizes, the regression of latscope.fit
+    hk = None
+    if len(rows) >= 3:
+        df = pd.DataFrame({"op": "pingpong", "size_bytes": [r.size_bytes for r in rows],
+                           "median_s": [r.rtt.value_s / 2 for r in rows],
+                           "ci_half_s": [(r.rtt.ci_hi_s - r.rtt.ci_lo_s) / 4 for r in rows],
+                           "reply_bytes": [r.size_bytes for r in rows], "pair": [(0, 1)] * len(rows)})
+        try:
+            hk = fit.hockney_regression(Results(meta={}, points=df), None, confidence)
+        except fit.FitError as e:
+            notes.append(f"Hockney fit skipped: {e}")
+    return LogPFit(L_s=small.L_s, o_s_s=small.o_s.value_s, o_r_s=small.o_r.value_s, g_s=small.g.value_s,
+                   G_s_per_byte=G, G_ci_s_per_byte=G_ci, G_sizes_bytes=G_sizes, G_rejected_bytes=G_rej,
+                   plogp_L_s=plogp_L, rows=rows, hockney=hk, confidence=confidence, ranks=ranks, notes=notes)
+
+
+def fit_files(paths: list[str], confidence: float = 0.95, large_from_bytes: int | None = None) -> tuple[LogPFit, dict]:
+    """Load results files and fit; returns the fit and the first file's metadata."""
+    res = [load(p) for p in paths]
+    return fit_logp(res, confidence, large_from_bytes), res[0].meta

@@ -1,0 +1,76 @@
+"""`latscope fit logp RESULTS... [--json P.json] [--plogp-json Q.json]`: LogP/LogGP/PLogP (and
+Hockney) parameters from `latscope-bench logp` records (latscope.logp). Bad input: exit 2 with a
+message naming the value."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from latscope import logp
+from latscope.results import ResultsError
+from latscope.units import fmt_size, fmt_time, parse_size
+
+
+def add_fit_parser(fsub: Any) -> list[str]:
+    p = fsub.add_parser("logp", help="LogP/LogGP/PLogP parameters from latscope-bench logp records (+ Hockney)")
+    p.add_argument("files", nargs="+", help="results files of latscope-bench logp")
+    p.add_argument("--json", help="write the LogGP parameters (latscope.params/1, model loggp; tables in source)")
+    p.add_argument("--plogp-json", help="also write the PLogP table (latscope.params/1, model plogp)")
+    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    p.add_argument("--large-from", help="G from sizes >= this (default: the upper half of the sizes)")
+    return ["logp"]
+
+
+def _ci(e: logp.Estimate) -> str:
+    if not (math.isfinite(e.ci_lo_s) and math.isfinite(e.ci_hi_s)):
+        return fmt_time(e.value_s)
+    return f"{fmt_time(e.value_s)} [{fmt_time(e.ci_lo_s)}, {fmt_time(e.ci_hi_s)}]"
+
+
+def print_fit(f: logp.LogPFit, out: Any = sys.stdout) -> None:
+    print(f"PLogP per size (medians, {100 * f.confidence:g}% CI):", file=out)
+    print(f"{'size':>9}  {'o_s':>28}  {'o_r':>28}  {'g':>28}  {'RTT/2':>10}  {'L=RTT/2-o_s-o_r':>16}", file=out)
+    for r in f.rows:
+        print(f"{fmt_size(r.size_bytes):>9}  {_ci(r.o_s):>28}  {_ci(r.o_r):>28}  {_ci(r.g):>28}  "
+              f"{fmt_time(r.rtt.value_s / 2):>10}  {fmt_time(r.L_s):>16}", file=out)
+    print(file=out)
+    print(f"LogGP: L = {fmt_time(f.L_s)}  o_s = {fmt_time(f.o_s_s)}  o_r = {fmt_time(f.o_r_s)}  "
+          f"g = {fmt_time(f.g_s)}  G = {f.G_s_per_byte * 1e9:.4g} ns/B "
+          f"[{f.G_ci_s_per_byte[0] * 1e9:.4g}, {f.G_ci_s_per_byte[1] * 1e9:.4g}] "
+          f"(Theil-Sen over {', '.join(fmt_size(s) for s in f.G_sizes_bytes)}"
+          + (f"; rejected {', '.join(fmt_size(s) for s in f.G_rejected_bytes)}" if f.G_rejected_bytes else "") + ")",
+          file=out)
+    print(f"PLogP: L = RTT(0)/2 - g(0) = {fmt_time(f.plogp_L_s)}", file=out)
+    if f.hockney:
+        h = f.hockney
+        print(f"Hockney (RTT/2 = alpha + beta m): alpha = {fmt_time(h.alpha_s)}  beta = {h.beta_s_per_byte * 1e9:.4g} ns/B",
+              file=out)
+    for n in f.notes:
+        print(f"note: {n}", file=out)
+
+
+def fit_main(args: argparse.Namespace) -> int:
+    try:
+        large = None
+        if args.large_from is not None:
+            try:
+                large = int(parse_size(args.large_from))
+            except ValueError as e:
+                raise logp.LogPFitError(f"--large-from {args.large_from!r}: {e}") from None
+        if not 0 < args.confidence < 1:
+            raise logp.LogPFitError(f"--confidence {args.confidence}: must be in the open interval (0, 1)")
+        f, meta = logp.fit_files(args.files, args.confidence, large)
+    except (logp.LogPFitError, ResultsError) as e:
+        print(f"latscope: error: {e}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
+        print(f"latscope: error: {e.filename}: no such file", file=sys.stderr)
+        return 2
+    print_fit(f)
+    if args.json:
+        f.write(args.json, meta)
+    if args.plogp_json:
+        f.write_plogp(args.plogp_json, meta)
+    return 0

@@ -1,0 +1,129 @@
+"""Application models (LoGPC §5) against their real twins: the main job runs `latscope-bench app`
+(remap and Diamond DAG, np 2, and np 4 outside --quick), and the report compares each point with
+the model evaluated on the LogGP parameters fitted in the same run (<out>/params_logp.json from
+`latscope fit logp`, whose part runs before this one; without it the Hockney fit, read as
+o_s = o_r = 0, and the report says so)."""
+from __future__ import annotations
+
+import html
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from latscope import apps_twins
+from latscope.models import DiamondDAG, ModelError
+from latscope.parts import Step
+from latscope.results import Results
+
+ORDER = 60   # after the part that writes params_logp.json (its after_demo runs first)
+
+_FAST = ["--min-reps", "10", "--max-reps", "40", "--budget", "1", "--progress"]
+
+
+def demo_steps(quick: bool) -> list[Step]:
+    """A few short runs (about 15 s with --quick, 25 s without)."""
+    steps = [
+        Step("app_remap_async", ["app", "--pattern", "remap", "--style", "async", "--dest", "shift", "--messages", "64",
+                                 "--sizes", "8,1K,64K"] + _FAST, np=2),
+        Step("app_remap_sync", ["app", "--pattern", "remap", "--style", "sync", "--dest", "shift", "--messages", "64",
+                                "--sizes", "8,1K"] + _FAST, np=2),
+        Step("app_dag", ["app", "--pattern", "dag", "--grid", "256", "--task-work", "1us",
+                         "--blocks", "1,2,4,8,16,32,64,256" if not quick else "1,4,16,64", "--min-reps", "5",
+                         "--max-reps", "20", "--budget", "1", "--progress"], np=2),
+    ]
+    if not quick:
+        steps += [
+            Step("app_remap_async_np4", ["app", "--pattern", "remap", "--style", "async", "--dest", "random",
+                                         "--messages", "64", "--sizes", "8,64K"] + _FAST, np=4),
+            Step("app_dag_np4", ["app", "--pattern", "dag", "--grid", "256", "--task-work", "1us", "--blocks", "1,8,64",
+                                 "--min-reps", "5", "--max-reps", "10", "--budget", "1", "--progress"], np=4),
+        ]
+    return steps
+
+
+def _params(out: Path, params: dict) -> apps_twins.TwinParams | None:
+    try:
+        return apps_twins.twin_params(out)
+    except ModelError as e:
+        print(f"latscope: application models: {e}", file=sys.stderr)
+        return None
+
+
+def after_demo(out: Path, results: list[Results], params: dict) -> None:
+    """Write <out>/apps_predictions.csv and print the table's headline."""
+    pts = apps_twins.app_points(results)
+    tp = _params(out, params)
+    if pts.empty or tp is None:
+        return
+    table = apps_twins.prediction_table(pts, tp)
+    table.to_csv(out / "apps_predictions.csv", index=False)
+    med = apps_twins.median_abs_rel_err(table)
+    print(f"application models: {tp.note}", file=sys.stderr)
+    print(f"application models: median |predicted - measured| / measured = "
+          f"{'n/a' if med is None else f'{100 * med:.1f}%'} over {int((~table['oversubscribed'] & table['rel_err'].notna()).sum())} "
+          f"points with a processor per rank -> {out / 'apps_predictions.csv'}", file=sys.stderr)
+
+
+def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
+    from latscope.report import _png, plt
+
+    d = pts[pts["pattern"] == "dag"]
+    if d.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (P, grid, vb), g in d.groupby(["ranks", "grid", "value_bytes"]):
+        g = g.sort_values("blocks")
+        task = float(g["task_s"].median())
+        line = ax.errorbar(g["blocks"], g["median_s"] * 1e3,
+                           yerr=[(g["median_s"] - g["ci_lo_s"]).clip(lower=0) * 1e3,
+                                 (g["ci_hi_s"] - g["median_s"]).clip(lower=0) * 1e3],
+                           marker="o", ls="none", label=f"measured P={P} n={grid}")
+        if int(P) >= 2:
+            try:
+                dag = DiamondDAG(n=int(grid), P=int(P), task_s=task, params=tp.params, bytes_per_value=float(vb))
+                bs = np.unique(np.geomspace(1, int(grid), 200).round().astype(int))
+                ax.plot(bs, [dag.makespan_s(float(b)) * 1e3 for b in bs], color=line[0].get_color(),
+                        label=f"eq. (15) P={P}")
+                _, best = dag.optimal_b()
+                ax.axvline(best, color=line[0].get_color(), ls=":", lw=1)
+            except ModelError:
+                pass
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("blocks per stripe b")
+    ax.set_ylabel("makespan (ms)")
+    ax.set_title("Diamond DAG: makespan vs b (dotted: the model's optimal b)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def section_apps(inp) -> str | None:
+    from latscope.report import _table
+
+    pts = apps_twins.app_points(inp.results)
+    if pts.empty:
+        return None
+    tp = _params(Path(inp.outdir), inp.params)
+    if tp is None:
+        return "<p>No fitted parameters (params_logp.json or params.json) next to the results: no predictions.</p>"
+    table = apps_twins.prediction_table(pts, tp)
+    med = apps_twins.median_abs_rel_err(table)
+    med_all = apps_twins.median_abs_rel_err(table, include_oversubscribed=True)
+    p = tp.params
+    head = (f"<p>Parameters: {html.escape(tp.note)} — L = {p.L_s * 1e6:.3g} µs, o_s = {p.o_s_s * 1e6:.3g} µs, "
+            f"o_r = {p.o_r_s * 1e6:.3g} µs, g = {p.g_s * 1e6:.3g} µs, G = {p.G_s_per_byte * 1e9:.3g} ns/byte. "
+            "One shared-memory node: C_n = 0 (no network to contend for); synchronous remap uses LoPC's "
+            "C_r = o_s + o_r (the column 'LogP, no C_r' leaves it out). Oversubscribed points (more ranks than "
+            "CPUs) break the models' one-processor-per-rank assumption and are left out of the headline.</p>")
+    if tp.fallback:
+        head += ("<p><b>Fallback:</b> no LogP/LogGP fit was found, so the overheads are zero and overhead-bound "
+                 "patterns are predicted far too fast.</p>")
+    summary = (f"<p>Median |error| with a processor per rank: <b>{'n/a' if med is None else f'{100 * med:.1f}%'}</b>"
+               f" (all points: {'n/a' if med_all is None else f'{100 * med_all:.1f}%'}; goal ≤ 10%).</p>")
+    plot = _dag_plot(pts, tp) or ""
+    return head + summary + _table(apps_twins.format_table(table)) + plot
+
+
+SECTIONS = [("Application models: predicted vs measured", section_apps)]

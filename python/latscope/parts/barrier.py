@@ -1,0 +1,119 @@
+"""Barriers and LogP in the main job (issue 4): LogP/LogGP/PLogP measurement of one pair, the
+seed's barrier benchmark (seed 002 §4.3) at 2 and 4 ranks, the LogP fit written to
+<out>/params_logp.json (ORDER 10: other parts read it), and two report sections: the parameter
+table and measured vs predicted barrier times."""
+from __future__ import annotations
+
+import html
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from latscope import logp  # noqa: E402
+from latscope.barrier_cli import bench_args, compare_results, mean_abs_rel_err  # noqa: E402
+from latscope.models import ModelError, from_dict  # noqa: E402
+from latscope.parts import Step  # noqa: E402
+from latscope.results import Results  # noqa: E402
+from latscope.units import fmt_size, fmt_time  # noqa: E402
+
+ORDER = 10
+
+
+def demo_steps(quick: bool) -> list[Step]:
+    reps = 50 if quick else 100
+    return [
+        Step("logp", ["logp", "--sizes", "0,64,1K,8K,64K,256K", "--stop-rule", "median", "--budget",
+                      "0.2" if quick else "0.5", "--max-reps", "3000", "--progress"], np=2),
+        Step("barrier_np2", bench_args("all", 30e-6, reps), np=2),
+        Step("barrier_np4", bench_args("all", 30e-6, reps), np=4),
+    ]
+
+
+def _logp_results(results: list[Results]) -> list[Results]:
+    return [r for r in results if r.meta.get("bench") == "logp"]
+
+
+def after_demo(out: Path, results: list[Results], params: dict) -> None:
+    lr = _logp_results(results)
+    if not lr:
+        return
+    try:
+        f = logp.fit_logp(lr)
+    except logp.LogPFitError as e:
+        print(f"latscope: note: LogP fit skipped: {e}", file=sys.stderr)
+        return
+    f.write(out / "params_logp.json", lr[0].meta)
+    f.write_plogp(out / "params_plogp.json", lr[0].meta)
+
+
+def _fit(inp) -> logp.LogPFit | None:
+    lr = _logp_results(inp.results)
+    try:
+        return logp.fit_logp(lr) if lr else None
+    except logp.LogPFitError:
+        return None
+
+
+def section_logp(inp) -> str | None:
+    f = _fit(inp)
+    if f is None:
+        return None
+
+    def ci(e: logp.Estimate) -> str:
+        if pd.isna(e.ci_lo_s) or pd.isna(e.ci_hi_s):
+            return fmt_time(e.value_s)
+        return f"{fmt_time(e.value_s)} [{fmt_time(e.ci_lo_s)}, {fmt_time(e.ci_hi_s)}]"
+
+    rows = [{"size": fmt_size(r.size_bytes), "o_s": ci(r.o_s), "o_r": ci(r.o_r), "g": ci(r.g),
+             "RTT/2": fmt_time(r.rtt.value_s / 2), "L = RTT/2 − o_s − o_r": fmt_time(r.L_s)} for r in f.rows]
+    head = (f"<p>LogGP: L = {fmt_time(f.L_s)}, o_s = {fmt_time(f.o_s_s)}, o_r = {fmt_time(f.o_r_s)}, "
+            f"g = {fmt_time(f.g_s)}, G = {f.G_s_per_byte * 1e9:.3g} ns/B (Theil–Sen over "
+            f"{', '.join(fmt_size(s) for s in f.G_sizes_bytes)}); PLogP L = {fmt_time(f.plogp_L_s)}"
+            + (f"; Hockney α = {fmt_time(f.hockney.alpha_s)}, β = {f.hockney.beta_s_per_byte * 1e9:.3g} ns/B"
+               if f.hockney else "") + ". Medians per size with their CIs (order statistics).</p>")
+    notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in f.notes)
+    return head + pd.DataFrame(rows).to_html(index=False, border=0, classes="t") + notes
+
+
+def section_compare(inp) -> str | None:
+    f = _fit(inp)
+    if f is None:
+        return None
+    try:
+        params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
+        df = compare_results(params, inp.results)
+    except ModelError:
+        return None
+    if df.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4))
+    algs = sorted(set(df["alg"]))
+    for i, P in enumerate(sorted(set(df["P"]))):
+        d = df[df["P"] == P].set_index("alg").reindex(algs)
+        x = [j + 0.4 * i for j in range(len(algs))]
+        ax.bar(x, d["measured_s"] * 1e6, width=0.2, label=f"measured, P = {P}")
+        ax.scatter([v + 0.2 for v in x], d["predicted_s"].astype(float) * 1e6, marker="_", s=200, color="k",
+                   label="predicted" if i == 0 else None)
+    ax.set_xticks(range(len(algs)))
+    ax.set_xticklabels(algs, rotation=45, ha="right", fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("barrier time (µs)")
+    ax.set_title("Barrier: measured (seed 002 §4.3 loop, mean over ranks of per-rank medians) vs LogP prediction")
+    ax.legend(fontsize=7)
+    from latscope.report import _png
+    tab = df.assign(predicted=df["predicted_s"].map(lambda v: "-" if pd.isna(v) else fmt_time(v)),
+                    measured=df["measured_s"].map(fmt_time),
+                    rel_err=df["rel_err"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:+.0f}%"))
+    tab = tab[["alg", "P", "predicted", "measured", "rel_err"]].sort_values(["P", "alg"])
+    note = (f"<p>mean |predicted − measured| / measured: {100 * mean_abs_rel_err(df):.0f}% over "
+            f"{int(df['rel_err'].notna().sum())} modelled points. More ranks than cores (P = 4 on 2 cores) "
+            "makes barrier times operating-system scheduling delays, which LogP does not model.</p>")
+    return _png(fig) + note + tab.to_html(index=False, border=0, classes="t")
+
+
+SECTIONS = [("LogP / LogGP / PLogP parameters", section_logp), ("Barriers: measured vs predicted", section_compare)]

@@ -1,0 +1,114 @@
+"""Run-time selection in the main job (issue 3 items 7-8; seed 001 §4, Opt_Scatter): a short
+``latscope-bench tune`` of scatter at 2 ranks, and the report's decision table.
+
+Where the table comes from: the step writes the usual results records (meta + one point per
+candidate and size) to <out>/tune_scatter.jsonl, like every other step. The report section and
+after_demo recompute the decision from those records with latscope.tune_cli.decide, the same
+rule as the C library (tested against it on the same run), so nothing depends on a path known
+only when the step runs. after_demo writes <out>/tune_scatter.json (latscope.tune/1), which a
+C program loads with lts_tune_load."""
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from latscope.parts import Step  # noqa: E402
+from latscope.tune_cli import DecisionTable, TuneError, decide_results  # noqa: E402
+
+ORDER = 60
+STEP = "tune_scatter"
+
+
+def demo_steps(quick: bool) -> list[Step]:
+    """One step, a few seconds: the default sizes (per-rank blocks of 0 to 64 KiB times P, so
+    valid for any rank count a user's launcher gives) and a short budget per point."""
+    budget = "0.05" if quick else "0.15"
+    return [Step(STEP, ["tune", "--op", "scatter", "--alg", "native,linear,binomial", "--budget", budget,
+                        "--max-reps", "2000", "--progress"], np=2)]
+
+
+def _tables(results: list[Any]) -> list[DecisionTable]:
+    out = []
+    for r in results:
+        if r.meta.get("bench") == "tune" and not r.points.empty:
+            try:
+                out.append(decide_results(r))
+            except TuneError:
+                continue
+    return out
+
+
+def after_demo(out: Path, results: list[Any], params: dict) -> None:
+    for t in _tables(results):
+        t.save(out / f"tune_{t.op}.json")
+
+
+def _us(v: float | None) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e6:.3f}"
+
+
+def _html_table(t: DecisionTable) -> str:
+    head = "".join(f"<th>{html.escape(c)} median (µs)</th>" for c in t.candidates)
+    rows = []
+    for r in t.ranges:
+        rng = f"[{r.lo_bytes}, {'∞' if r.hi_bytes is None else r.hi_bytes})"
+        for k, (size, med) in enumerate(r.points):
+            cells = "".join(f"<td>{'<b>' if c == r.alg else ''}{_us(med.get(c))}{'</b>' if c == r.alg else ''}</td>"
+                            for c in t.candidates)
+            lead = (f"<td rowspan='{len(r.points)}'>{rng}</td><td rowspan='{len(r.points)}'><b>{html.escape(r.alg)}</b>"
+                    "</td>") if k == 0 else ""
+            rows.append(f"<tr>{lead}<td>{size}</td>{cells}</tr>")
+    return (f"<table class='t'><tr><th>size range (B)</th><th>algorithm</th><th>measured size (B)</th>{head}</tr>"
+            + "".join(rows) + "</table>")
+
+
+def _plot(t: DecisionTable) -> str:
+    from latscope.report import _png
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    colors = {c: f"C{i}" for i, c in enumerate(t.candidates)}
+    sizes = [s for r in t.ranges for s, _ in r.points]
+    xs = np.maximum(np.array(sizes, dtype=float), 0.5)
+    for c in t.candidates:
+        ys = [m.get(c) for r in t.ranges for _, m in r.points]
+        ax.plot(xs, [np.nan if v is None else v * 1e6 for v in ys], marker=".", color=colors[c], label=c)
+    lo_x, hi_x = xs.min() / 1.5, xs.max() * 1.5
+    for r in t.ranges:   # the chosen algorithm as a band under its range
+        a = max(r.lo_bytes, lo_x)
+        b = hi_x if r.hi_bytes is None else min(r.hi_bytes, hi_x)
+        ax.axvspan(a, b, color=colors[r.alg], alpha=0.12, lw=0)
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(lo_x, hi_x)
+    ax.set_xlabel("message size: the root's whole buffer (bytes; 0 drawn at 0.5)")
+    ax.set_ylabel("median time (µs)")
+    ax.set_title(f"{t.op} on {t.ranks} ranks: candidates, and the chosen one per range (band)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def section_decision(inp: Any) -> str | None:
+    tables = _tables(inp.results)
+    if not tables:
+        return None
+    parts = []
+    for t in tables:
+        parts.append(
+            f"<p>{html.escape(t.op)} on {t.ranks} ranks, {html.escape(str(t.timing_method))} timing: per measured "
+            "size the candidate with the smallest median wins (seed 001 §4, Opt_Scatter); equal neighbours merge; "
+            "boundaries at the geometric midpoint between measured sizes (docs/tune-format.md). "
+            "<code>lts_scatter_tuned</code> dispatches by this table; the demo writes it as "
+            f"<code>tune_{html.escape(t.op)}.json</code>.</p>")
+        parts.append(_html_table(t))
+        parts.append(_plot(t))
+    return "".join(parts)
+
+
+SECTIONS = [("Collectives: decision table (run-time selection)", section_decision)]

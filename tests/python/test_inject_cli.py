@@ -1,0 +1,187 @@
+"""`latscope inject run` and `latscope inject validate`: the environment reaches the ranks, the
+exit status passes through, inputs are checked before anything starts (exit 2, the value
+named), injection works at np 1..4 with contents unchanged (at np 1 every send goes to self and
+nothing may be delayed), and validation passes on constant and lognormal tables and fails (exit 1)
+when the tolerance cannot be met. Medians only; every run has a timeout."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latscope import tables as T
+from latscope.inject_cli import compare
+from latscope.run import build_dir, launch, program
+
+from conftest import NPS
+
+TIMEOUT = 120
+
+
+def latscope(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    env = launch(1).env
+    env = {k: v for k, v in env.items() if not k.startswith("LATSCOPE_INJECT_") and k != "LD_PRELOAD"}
+    return subprocess.run([sys.executable, "-m", "latscope.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("tables")
+    out = {}
+    for name, dist, params in (("c20", "constant", {"mean": 20e-6}), ("zero", "constant", {"mean": 0.0}),
+                               ("ln", "lognormal", {"mean": 10e-6, "sd": 5e-6})):
+        out[name] = T.write_table(T.make(dist, params), d / f"{name}.tbl")
+    return out
+
+
+def test_library_built():
+    # make test builds first: a missing library is a failure, never a skip
+    assert (build_dir() / "lib" / "liblatscope_inject.so").exists()
+
+
+def test_run_sets_environment_and_passes_status(tables, tmp_path):
+    seed_file = tmp_path / "seed"
+    seed_file.write_text("77\n")
+    cp = latscope("inject", "run", "--table", str(tables["c20"]), "--seed", str(seed_file), "--calls", "p2p",
+                  "--ranks", "0", "--", "sh", "-c", "env; exit 7")
+    assert cp.returncode == 7, cp.stderr
+    env = dict(line.split("=", 1) for line in cp.stdout.splitlines() if "=" in line)
+    assert env["LD_PRELOAD"].split(":")[0] == str((build_dir() / "lib" / "liblatscope_inject.so").resolve())
+    assert env["LATSCOPE_INJECT_TABLE"] == str(tables["c20"].resolve())
+    assert env["LATSCOPE_INJECT_SEED"] == str(seed_file.resolve())
+    assert env["LATSCOPE_INJECT_CALLS"] == "p2p" and env["LATSCOPE_INJECT_RANKS"] == "0"
+    assert env["LATSCOPE_INJECT_STRICT"] == "1"
+
+
+def probe_json(cp: subprocess.CompletedProcess) -> dict:
+    assert cp.returncode == 0, cp.stderr
+    rec = json.loads([l for l in cp.stdout.splitlines() if l.startswith("{")][-1])
+    assert rec["checksum_errors"] == 0
+    return rec
+
+
+@pytest.mark.parametrize("np_", NPS)
+def test_run_at_np(np_, tables, tmp_path):
+    log = tmp_path / "log"
+    cp = latscope("inject", "run", "--table", str(tables["c20"]), "--seed", "5", "--np", str(np_), "--log", str(log),
+                  "--", str(program("inject-probe")), "200", "20")
+    probe_json(cp)
+    logs = [json.loads((log / f"inject.{r}.json").read_text()) for r in range(np_)]
+    assert f"rank {np_ - 1}:" in cp.stderr                      # the summary
+    for r in logs:
+        if np_ == 1:
+            # every send goes to self, every collective spans one rank: nothing is delayed
+            assert r["count"] == 0 and r["calls"] == {}
+        else:
+            assert r["count"] > 0 and r["requested_ns_sum"] == r["count"] * 20000
+            assert "barrier" in r["calls"]
+
+
+def test_run_delays_pingpong(tables):
+    base = probe_json(latscope("inject", "run", "--table", str(tables["zero"]), "--seed", "1", "--np", "2", "--",
+                               str(program("inject-probe")), "500", "20"))
+    inj = probe_json(latscope("inject", "run", "--table", str(tables["c20"]), "--seed", "1", "--np", "2", "--",
+                              str(program("inject-probe")), "500", "20"))
+    assert inj["half_rtt_median_us"] - base["half_rtt_median_us"] == pytest.approx(20.0, abs=3.0)
+
+
+def test_run_launcher_line_as_given(tables):
+    ln = launch(2)
+    cp = latscope("inject", "run", "--table", str(tables["c20"]), "--seed", "1", "--", *ln.prefix,
+                  str(program("inject-probe")), "200", "20")
+    rec = probe_json(cp)
+    assert rec["np"] == 2 and rec["send_call_us"][0]["min"] > 15
+
+
+def test_run_strict_names_bad_call(tables):
+    cp = latscope("inject", "run", "--table", str(tables["c20"]), "--seed", "1", "--calls", "p2p,bogus", "--np", "2",
+                  "--", str(program("inject-probe")), "20", "5")
+    assert cp.returncode != 0
+    assert "unknown call 'bogus'" in cp.stderr
+
+
+def test_run_lenient_runs_uninjected(tables, tmp_path):
+    cp = latscope("inject", "run", "--table", str(tables["c20"]), "--seed", "1", "--calls", "bogus", "--lenient",
+                  "--np", "2", "--", str(program("inject-probe")), "200", "20")
+    rec = probe_json(cp)
+    assert "warning" in cp.stderr and rec["send_call_us"][0]["min"] < 10
+
+
+def bad_table(tmp_path: Path) -> Path:
+    p = tmp_path / "bad.tbl"
+    lines = T.format_table(T.make("constant", {"mean": 1e-6})).splitlines()
+    lines[9] = lines[9].rsplit(" ", 1)[0]
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("cmd", ["run", "validate"])
+def test_bad_input_exit_2(cmd, tables, tmp_path):
+    t = str(tables["c20"])
+    tail = ["--", "true"] if cmd == "run" else []
+    cases = [
+        (["--table", str(tmp_path / "missing.tbl"), "--seed", "1"], "missing.tbl"),
+        (["--table", str(bad_table(tmp_path)), "--seed", "1"], "bad.tbl:10"),
+        (["--table", t, "--seed", "-4"], "--seed '-4'"),
+        (["--table", t, "--seed", str(tmp_path / "noseed")], "noseed"),
+    ]
+    if cmd == "run":
+        cases += [(["--table", t, "--seed", "1", "--np", "0"], "--np 0"),
+                  (["--table", t, "--seed", "1", "--calls", "p2p, coll"], "--calls 'p2p, coll'")]
+    else:
+        cases += [(["--table", t, "--np", "1"], "--np 1"), (["--table", t, "--reps", "5"], "--reps 5"),
+                  (["--table", t, "--tolerance", "2"], "--tolerance 2"),
+                  (["--table", t, "--size", "8 parsecs"], "8 parsecs"),
+                  (["--table", t, "--plot", str(tmp_path / "no" / "dir.png")], "dir.png")]
+    for args, needle in cases:
+        cp = latscope("inject", cmd, *args, *tail)
+        assert cp.returncode == 2, (args, cp.stderr)
+        assert needle in cp.stderr, (args, cp.stderr)
+    if cmd == "run":
+        cp = latscope("inject", "run", "--table", t, "--seed", "1")
+        assert cp.returncode == 2 and "no command" in cp.stderr
+
+
+@pytest.mark.parametrize("name", ["c20", "ln"])
+def test_validate_passes(name, tables, tmp_path):
+    out, png = tmp_path / "v.json", tmp_path / "v.png"
+    cp = latscope("inject", "validate", "--table", str(tables[name]), "--seed", "3", "--reps", "3000",
+                  "--json", str(out), "--plot", str(png))
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "verdict: PASS" in cp.stdout
+    v = json.loads(out.read_text())
+    assert v["format"] == "latscope.inject-validate/1" and v["passed"] is True
+    assert abs(v["added_median_rel_error"]) <= 0.02 or abs(v["added_median_error_s"]) <= 50e-9
+    assert 0 <= v["ks_distance"] <= 1
+    assert v["table_mean_s"] == pytest.approx(10e-6 if name == "ln" else 20e-6, rel=0.01)
+    assert png.stat().st_size > 10000
+
+
+def test_validate_fails_with_exit_1(tables):
+    # no real run lands within 1e-9 of the requested median with no absolute allowance
+    cp = latscope("inject", "validate", "--table", str(tables["c20"]), "--reps", "500", "--tolerance", "1e-9",
+                  "--abs-tolerance", "0")
+    assert cp.returncode == 1, cp.stdout + cp.stderr
+    assert "verdict: FAIL" in cp.stdout
+
+
+def test_compare_two_draws_per_round_trip():
+    # the added half-RTT is the mean of two draws: for an exponential table its median is the
+    # Gamma(2) median / 2 = 0.839 x mean, not the table's own median (ln 2 = 0.693 x mean)
+    t = T.make("exponential", {"mean": 10e-6})
+    rng = np.random.default_rng(1)
+    base = 1e-6 + rng.normal(0, 1e-8, 5000)
+    d = t.delays_ns * 1e-9
+    good = 1e-6 + (d[rng.integers(0, 4096, 5000)] + d[rng.integers(0, 4096, 5000)]) / 2
+    one = 1e-6 + d[rng.integers(0, 4096, 5000)]              # what a one-draw-per-RTT model predicts
+    v, _ = compare(t, base, good, 0.02, 50e-9, table="t", seed=1, np=2, size_bytes=8, reps=5000)
+    assert v.passed and v.ks_distance < 0.05
+    assert v.requested_added_median_s == pytest.approx(0.839 * 10e-6, rel=0.02)
+    w, _ = compare(t, base, one, 0.02, 50e-9, table="t", seed=1, np=2, size_bytes=8, reps=5000)
+    assert not w.passed and w.ks_distance > 0.1
