@@ -66,6 +66,9 @@ int common_opt(app_t *a, common_t *o, int c);
 /* An option that is not the command's own: known to another command, or unknown. */
 void foreign_opt(app_t *a, int c, char **argv, const char *cmd);
 void common_check(app_t *a, common_t *o, const char *cmd);
+/* --alg and --sizes of a collective: fails naming the bad value; *algs is malloc'd. */
+void coll_select_and_sizes(app_t *a, common_t *o, int op_i, const char *op_name, const char *alg_spec,
+                           const lts_coll_alg_t ***algs, size_t *nalgs);
 /* Open the timer, agree on the verdict across ranks, open the output on rank 0. 0: go on. */
 int common_open(app_t *a, common_t *o);
 const lts_sync_desc_t *common_sync(const common_t *o);

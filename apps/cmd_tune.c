@@ -91,26 +91,10 @@ static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_
     size_t nalgs = 0;
     if (op_i >= 0 && !a->have_err) {
         const lts_coll_alg_t **algs = NULL;
-        char bad[256] = "", names[512];
-        lts_reg_names(lts_coll_registry((lts_coll_op_t)op_i), names, sizeof names);
-        int rc = lts_coll_select((lts_coll_op_t)op_i, alg_spec, &algs, &nalgs, bad, sizeof bad);
-        if (rc == LTS_ENOTFOUND)
-            fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
-        else if (rc) fail(a, "--alg '%s': %s", alg_spec, bad[0] ? bad : lts_strerror(rc));
-        else if (!nalgs) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
-        else if (nalgs > LTS_TUNE_MAX_CANDIDATES)
+        coll_select_and_sizes(a, &o, op_i, op_name, alg_spec, &algs, &nalgs);
+        if (!a->have_err && nalgs > LTS_TUNE_MAX_CANDIDATES)
             fail(a, "--alg '%s': %zu candidates; a table takes at most %d", alg_spec, nalgs, LTS_TUNE_MAX_CANDIDATES);
         free(algs);
-        /* split operations: the default sizes are per-rank blocks of 0, 8, ... 64K */
-        if (!o.sizes_given && !a->have_err && !lts_coll_size_ok(op_i, 1, a->P))
-            for (size_t s = 0; s < o.nsizes; s++) o.sizes[s] *= (size_t)a->P;
-        for (size_t s = 0; s < o.nsizes && !a->have_err; s++) {
-            if (!lts_coll_size_ok(op_i, o.sizes[s], a->P))
-                fail(a, "--sizes: %zu B is not divisible by the %d ranks: --op %s splits the size (the whole buffer) "
-                     "into one block per rank; give multiples of %d", o.sizes[s], a->P, op_name, a->P);
-            else if (o.sizes[s] > (size_t)INT_MAX)
-                fail(a, "--sizes: %zu B is more than an MPI count can say", o.sizes[s]);
-        }
     }
     /* the table file is opened before measuring, so a bad path costs no measurement */
     FILE *tf = NULL;

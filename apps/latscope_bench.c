@@ -455,6 +455,30 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     return common_finish(a, &o, rc, e.io_error, "p2p");
 }
 
+/* The algorithms a --alg list selects for a collective (parametrised rows such as "tree:k=3"
+ * instantiated by lts_coll_select; caller frees *algs), and the sizes checked against the
+ * operation's split: shared by coll and every command that measures collectives. */
+void coll_select_and_sizes(app_t *a, common_t *o, int op_i, const char *op_name, const char *alg_spec,
+                           const lts_coll_alg_t ***algs, size_t *nalgs) {
+    char bad[256] = "", names[512];
+    lts_reg_names(lts_coll_registry((lts_coll_op_t)op_i), names, sizeof names);
+    int rc = lts_coll_select((lts_coll_op_t)op_i, alg_spec, algs, nalgs, bad, sizeof bad);
+    if (rc == LTS_ENOTFOUND)
+        fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
+    else if (rc) fail(a, "--alg '%s': %s", alg_spec, bad[0] ? bad : lts_strerror(rc));
+    else if (!*nalgs) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
+    /* split operations: the default sizes are per-rank blocks of 0, 8, ... 64K */
+    if (!o->sizes_given && !a->have_err && !lts_coll_size_ok(op_i, 1, a->P))
+        for (size_t s = 0; s < o->nsizes; s++) o->sizes[s] *= (size_t)a->P;
+    for (size_t s = 0; s < o->nsizes && !a->have_err; s++) {
+        if (!lts_coll_size_ok(op_i, o->sizes[s], a->P))
+            fail(a, "--sizes: %zu B is not divisible by the %d ranks: --op %s splits the size (the whole buffer) "
+                 "into one block per rank; give multiples of %d", o->sizes[s], a->P, op_name, a->P);
+        else if (o->sizes[s] > (size_t)INT_MAX)
+            fail(a, "--sizes: %zu B is more than an MPI count can say", o->sizes[s]);
+    }
+}
+
 /* Collectives over all ranks: every selected algorithm at every size, through lts_measure. */
 static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *op_name = "bcast", *alg_spec = "all", *root_s = "0", *csync = NULL;
@@ -496,27 +520,7 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
         fail(a, "--root '%s': must be a rank of this run, 0..%d", root_s, a->P - 1);
     const lts_coll_alg_t **algs = NULL;
     size_t nalgs = 0;
-    if (op_i >= 0) {
-        const lts_registry_t *reg = lts_coll_registry((lts_coll_op_t)op_i);
-        char bad[256] = "", names[512];
-        lts_reg_names(reg, names, sizeof names);
-        /* parametrised rows ("tree:k=3") are instantiated by lts_coll_select */
-        int rc = lts_coll_select((lts_coll_op_t)op_i, alg_spec, &algs, &nalgs, bad, sizeof bad);
-        if (rc == LTS_ENOTFOUND)
-            fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
-        else if (rc) fail(a, "--alg '%s': %s", alg_spec, bad[0] ? bad : lts_strerror(rc));
-        else if (!nalgs) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
-        /* split operations: the default sizes are per-rank blocks of 0, 8, ... 64K */
-        if (!o.sizes_given && !a->have_err && !lts_coll_size_ok(op_i, 1, a->P))
-            for (size_t s = 0; s < o.nsizes; s++) o.sizes[s] *= (size_t)a->P;
-        for (size_t s = 0; s < o.nsizes && !a->have_err; s++) {
-            if (!lts_coll_size_ok(op_i, o.sizes[s], a->P))
-                fail(a, "--sizes: %zu B is not divisible by the %d ranks: --op %s splits the size (the whole buffer) "
-                     "into one block per rank; give multiples of %d", o.sizes[s], a->P, op_name, a->P);
-            else if (o.sizes[s] > (size_t)INT_MAX)
-                fail(a, "--sizes: %zu B is more than an MPI count can say", o.sizes[s]);
-        }
-    }
+    if (op_i >= 0) coll_select_and_sizes(a, &o, op_i, op_name, alg_spec, &algs, &nalgs);
     /* timing methods against the operation, the algorithms and the other options */
     const int global = !!(o.timings & (1u << LTS_TIMING_GLOBAL));
     const int all_timings = !strcmp(o.timing, "all");
