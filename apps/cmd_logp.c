@@ -2,8 +2,9 @@
  * (src/bench/ops_logp.c): o_s (time in the send call), o_r (time in the receive call when the
  * message has already arrived), rtt (ping-pong) and g (trains of back-to-back sends), each timed
  * by the one driver on the first rank's clock. One metadata record, then one point record per
- * (measurement, size), op = o_s | o_r | rtt | g; g's records carry the train length as window and
- * time per message as the value. `latscope fit logp` derives L = RTT/2 - o_s - o_r, G, PLogP. */
+ * (measurement, size), op = o_s | o_r | rtt | g | g_nb | g_r | rtt_train; the trains' records
+ * (g, g_nb, g_r, rtt_train: back-to-back streams, what a processor that keeps sending or receiving
+ * pays per message) carry the train length as window and time per message as the value. `latscope fit logp` derives L = RTT/2 - o_s - o_r, G, PLogP. */
 #include "bench_cli.h"
 #include "latscope/logp.h"
 #include <errno.h>
@@ -18,10 +19,11 @@ static const struct option own[] = {
 
 static const char *HELP =
     "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
-    "  --ops LIST       measurements: o_s, o_r, rtt, g (default all; grammar a,b,-c)\n"
-    "  --train N        g: messages per train (2..1024, default 32)\n"
-    "  --delay D        o_r: wait between the partner's send and the timed receive (e.g. 50us;\n"
-    "                   default: twice a quick RTT of the size, at least 10us)\n"
+    "  --ops LIST       measurements: o_s, o_r, rtt, g, g_r (default all; grammar a,b,-c)\n"
+    "  --train N        g, g_r: messages per train (2..1024, default 32)\n"
+    "  --delay D        o_r, g_r: wait between the partner's send(s) and the timed receive(s) (e.g.\n"
+    "                   50us; default: twice a quick RTT of the size, at least 10us; g_r adds RTT/2 per\n"
+    "                   message of the train)\n"
     "  --pair I:J       the ranks (default 0:1); I's clock times everything\n"
     "  --sizes LIST     message sizes (default 0,8,64,512,4K,16K,64K,256K)\n"
     "  and the common options (--timer, --warmup, --min-reps, --max-reps, --rel-err, --budget,\n"
@@ -103,8 +105,9 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
         if (!(mask & ((uint64_t)1 << i))) continue;
         lts_op_desc_t op;
         const char *name = lts_reg_row(&lts_logp_registry, i)->name;
-        int win = !strcmp(name, "g") ? train : 1;
-        if ((rc = lts_logp_op(name, win, &op))) break;
+        /* the trains (g, g_nb, g_r, rtt_train) report time per message: lts_logp_op scales them */
+        if ((rc = lts_logp_op(name, train, &op))) break;
+        int win = op.scale < 1.0 ? train : 1;
         lts_p2p_cfg_t cfg = {0};
         cfg.op = &op;
         cfg.mode = LTS_MODE_SEQ;

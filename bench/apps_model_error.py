@@ -7,7 +7,11 @@
 2. The twins (`latscope-bench app`): remap async/sync at np 2, Diamond DAG at np 2 for several b;
    without --quick also np 4 (random remap, DAG) — oversubscribed on 2 cores, reported apart.
 3. The predicted-vs-measured table and the median |relative error| over the points with a
-   processor per rank. Target <= 10 % (issue 6); exit status 1 when missed, 2 when a run fails."""
+   processor per rank, for the paper's models (LoGPC §5 as written, isolated LogGP overheads)
+   and for the refined ones beside them (latscope.apps_twins: PLogP stream costs measured by
+   latscope-bench logp at the sizes used, the DAG's W measured by a computation-only
+   microbenchmark in the twin). Nothing is fitted to the twins' timings. Target <= 10 % (issue 6)
+   on the refined models; exit status 1 when missed, 2 when a run fails."""
 from __future__ import annotations
 
 import argparse
@@ -34,7 +38,7 @@ def fitted_params(out: Path) -> apps_twins.TwinParams:
     """LogGP from latscope fit logp; the Hockney fallback when that cannot run."""
     raw = out / "logp.jsonl"
     try:
-        bench(2, ["logp", "--sizes", "0,8,64,512,1K,4K,16K,64K,256K", "--budget", "1", "-o", str(raw)])
+        bench(2, ["logp", "--sizes", "0,8,64,512,1K,4K,8K,16K,64K,256K", "--budget", "0.5", "-o", str(raw)])
         cp = subprocess.run([sys.executable, "-m", "latscope.cli", "fit", "logp", str(raw), "--json",
                              str(out / apps_twins.LOGP_FILE)], capture_output=True, text=True, timeout=120)
         if cp.returncode != 0:
@@ -97,19 +101,26 @@ def main() -> int:
         print(f"parameters: {tp.note}")
         print(f"  L = {p.L_s * 1e9:.0f} ns  o_s = {p.o_s_s * 1e9:.0f} ns  o_r = {p.o_r_s * 1e9:.0f} ns  "
               f"g = {p.g_s * 1e9:.0f} ns  G = {p.G_s_per_byte * 1e9:.4f} ns/B")
-        print("assumptions: one shared-memory node, C_n = 0; sync remap C_r = o_s + o_r (LoPC); DAG alpha = 0")
+        print("assumptions: one shared-memory node, C_n = 0; paper: sync remap C_r = o_s + o_r (LoPC), DAG alpha = 0;")
+        print("  refined: PLogP stream costs g_nb(B), g_r(B) and L(B) from the logp table, sync C_r = 0 at P = 2")
+        print("  (else g_nb + g_r),")
+        print("  DAG W = stripe computation measured alone / b")
         print()
         print(apps_twins.format_table(table).to_string(index=False))
         print()
-        med = apps_twins.median_abs_rel_err(table)
-        med_all = apps_twins.median_abs_rel_err(table, include_oversubscribed=True)
-        for pat in ("remap", "dag"):
-            m = apps_twins.median_abs_rel_err(table[table["pattern"] == pat])
-            print(f"median |error| {pat:5s} (a processor per rank): {'n/a' if m is None else f'{100 * m:.1f}%'}")
-        print(f"median |error| all   (a processor per rank): {'n/a' if med is None else f'{100 * med:.1f}%'}"
-              f"   (with oversubscribed points: {'n/a' if med_all is None else f'{100 * med_all:.1f}%'})")
+        def pc(m: float | None) -> str:
+            return "n/a" if m is None else f"{100 * m:.1f}%"
+
+        for col, what in (("rel_err", "paper  "), ("refined_rel_err", "refined")):
+            parts = [f"{pat} {pc(apps_twins.median_abs_rel_err(table[table['pattern'] == pat], column=col))}"
+                     for pat in ("remap", "dag")]
+            m = apps_twins.median_abs_rel_err(table, column=col)
+            m_all = apps_twins.median_abs_rel_err(table, include_oversubscribed=True, column=col)
+            print(f"median |error| {what} models (a processor per rank): {', '.join(parts)}, all {pc(m)}"
+                  f"   (with oversubscribed points: {pc(m_all)})")
+        med = apps_twins.median_abs_rel_err(table, column="refined_rel_err")
         ok = med is not None and med <= a.target
-        print(f"target median <= {100 * a.target:.0f}%: {'met' if ok else 'MISSED'}"
+        print(f"target median <= {100 * a.target:.0f}% (refined models): {'met' if ok else 'MISSED'}"
               + ("  [FALLBACK parameters]" if tp.fallback else ""))
         return 0 if ok else 1
 

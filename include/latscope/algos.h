@@ -115,6 +115,7 @@ int lts_barrier_linear(MPI_Comm comm);
 int lts_barrier_linear_bcast(MPI_Comm comm);
 int lts_barrier_linear_2net(MPI_Comm comm);
 int lts_barrier_tournament(MPI_Comm comm);
+int lts_barrier_shm(MPI_Comm comm);          /* counter + release word in a shared window; leaders: dissemination */
 
 /* Selection with parameters: `spec` in the include/exclude grammar ("all", "a,b,-c"), each name
  * optionally with parameters "name:k=3" (rows with barrier_k take k, 2..LTS_BARRIER_K_MAX; a

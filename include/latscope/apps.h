@@ -102,6 +102,12 @@ int lts_app_run(MPI_Comm comm, const lts_app_cfg_t *cfg);
 typedef void (*lts_results_extra_fn)(lts_json_t *j, int is_meta, void *ud);
 void lts_results_set_extra(lts_results_extra_fn fn, void *ud);
 
+/* dag: the last point's stripe computation time in seconds (measured before the point's
+ * repetitions, outside the driver's timing): the slowest rank's, and the last rank's (which packs
+ * nothing); eq. (15)'s W for that block count. -1 before any dag point. */
+double lts_app_dag_stripe_compute_s(void);
+double lts_app_dag_stripe_last_s(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,25 @@ evaluated with LogGP parameters fitted on the same machine:
   (``task_s`` of the record), ``B = value_bytes n / b`` and no aggregation term (``alpha = 0``:
   packing is a copy already inside ``G``); on one rank the serial ``n^2 t``.
 
+Beside each paper model a **refined** one (``refined_s``; the paper's stays in ``predicted_s``):
+
+* remap async: ``n g_nb(B) + R_max g_r(B)`` — the paper's ``n (o_s + o_r)`` with PLogP's
+  size-dependent costs measured as streams (``latscope-bench logp`` ops ``g_nb``: a train of
+  MPI_Isend, ``g_r``: a train of receives of arrived messages), because a rank that sends and
+  receives back to back pays the stream cost per message, not the isolated ``o_s``/``o_r``;
+* remap sync: ``n 2 (g_nb(B) + L(B) + g_r(B))`` — LoPC's round trip ``2 (o_s + L + o_r)`` with the
+  stream overheads, ``L(B) = max(0, RTT(B)/2 - o_s(B) - o_r(B))`` from the same table, and
+  ``C_r = 0`` at P = 2: a processor's only client is its partner, whose request it serves
+  while its own is in flight (no queue forms, the wait is filled with the service); for P > 2
+  LoPC's empirical ``C_r`` = a reply handler's cost, here ``g_nb + g_r``;
+* dag: eq. (15) unchanged except ``W`` = the stripe's computation and packing measured alone for
+  this ``b`` (``stripe_compute_s / b``, a microbenchmark in the twin before the repetitions) —
+  the measured ``alpha n / b`` and the per-task cost in the block's cache shape, instead of
+  ``n^2 t / (P b)`` with the task time of a tight calibration loop.
+
+The refined remap models need the stream table (``source.per_size`` of a ``latscope fit logp``
+file with ``g_nb``, ``g_r``); without it they are not evaluated.
+
 The models assume one processor per rank. A point whose ranks outnumber the CPUs (``ranks_per_node >
 cpus_available``) is marked oversubscribed and kept out of the headline median error.
 """
@@ -22,19 +41,22 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from latscope.models import DiamondDAG, LogGPParams, LogPParams, ModelError, load_params, message_point, remap_sync
-from latscope.models.apps import remap_async_loggp_s
-from latscope.models.params import HockneyParams
+from latscope.models.apps import remap_async_loggp_s, remap_async_stream_s, remap_sync_stream_s
+from latscope.models.params import HockneyParams, _interp
 from latscope.results import Results, load
 
 __all__ = [
     "TwinParams",
+    "SizeTable",
+    "refine_point",
     "twin_params",
     "params_from_file",
     "predict_point",
@@ -59,6 +81,36 @@ class TwinParams:
     source: str
     fallback: bool
     note: str
+    table: SizeTable | None = None    # the per-size (PLogP + stream) table of the fit, when present
+
+
+@dataclass(frozen=True)
+class SizeTable:
+    """The per-size medians of ``latscope fit logp`` (``source.per_size``): isolated ``o_s, o_r,
+    rtt, g`` and the streams ``g_nb, g_r`` (seconds), linearly interpolated in the message size
+    (PLogP's convention, models/params.py), the last segment extended above the table."""
+
+    sizes_bytes: tuple[int, ...]
+    cols: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def has(self, *names: str) -> bool:
+        return all(n in self.cols for n in names)
+
+    def at(self, name: str, m: float) -> float:
+        return _interp(np.asarray(self.sizes_bytes, float), np.asarray(self.cols[name], float), float(m))
+
+    @classmethod
+    def from_source(cls, src: Mapping[str, Any] | None) -> SizeTable | None:
+        rows = (src or {}).get("per_size") or []
+        if len(rows) < 1:
+            return None
+        sizes = tuple(int(r["size_bytes"]) for r in rows)
+        cols: dict[str, tuple[float, ...]] = {}
+        for name in ("o_s", "o_r", "rtt", "g", "g_nb", "g_r", "rtt_train"):
+            vals = [(r.get(name) or {}).get("value_s") for r in rows]
+            if all(isinstance(v, (int, float)) and math.isfinite(v) for v in vals):
+                cols[name] = tuple(float(v) for v in vals)
+        return cls(sizes, cols)
 
 
 def params_from_file(path: str | Path) -> TwinParams:
@@ -67,7 +119,8 @@ def params_from_file(path: str | Path) -> TwinParams:
     ps = load_params(path)
     m = ps.model
     if isinstance(m, LogGPParams):
-        return TwinParams(m, str(path), False, f"LogGP parameters from {path}")
+        tab = SizeTable.from_source(ps.source)
+        return TwinParams(m, str(path), False, f"LogGP parameters from {path}", tab)
     if isinstance(m, LogPParams):
         p = LogGPParams(L_s=m.L_s, o_s_s=m.o_s_s, o_r_s=m.o_r_s, g_s=m.g_s, G_s_per_byte=0.0, P=m.P)
         return TwinParams(p, str(path), False, f"LogP parameters from {path} (G = 0: no size dependence)")
@@ -97,6 +150,8 @@ class Prediction:
     predicted_s: float | None
     formula: str
     logp_s: float | None = None     # sync remap: the contention-free LogP form, for comparison
+    refined_s: float | None = None  # the refined model (module docstring), None where not evaluable
+    refined_formula: str = ""
 
 
 def _num(row: Mapping[str, Any], key: str) -> Any:
@@ -106,8 +161,46 @@ def _num(row: Mapping[str, Any], key: str) -> Any:
     return v
 
 
-def predict_point(row: Mapping[str, Any], p: LogGPParams) -> Prediction:
-    """Model value (seconds per repetition) for one ``app`` point record."""
+def refine_point(row: Mapping[str, Any], p: LogGPParams, tab: SizeTable | None) -> tuple[float | None, str]:
+    """The refined model's value for one ``app`` point (module docstring) and its formula."""
+    pattern = row.get("pattern", row.get("op"))
+    P = int(_num(row, "ranks"))
+    B = float(_num(row, "size_bytes"))
+    if pattern == "remap":
+        if P < 2:
+            return None, ""
+        if tab is None or not tab.has("g_nb", "g_r", "o_s", "o_r", "rtt"):
+            return None, "needs the stream table (latscope-bench logp with g_nb, g_r)"
+        n = int(_num(row, "messages"))
+        gs, gr = tab.at("g_nb", B), tab.at("g_r", B)
+        if row.get("style") == "async":
+            rmax = int(_num(row, "recv_max_messages"))
+            return remap_async_stream_s(gs, gr, n, rmax), "PLogP streams: n g_nb(B) + R_max g_r(B)"
+        L = max(0.0, tab.at("rtt", B) / 2 - tab.at("o_s", B) - tab.at("o_r", B))
+        if P == 2:
+            return n * remap_sync_stream_s(gs, L, gr), "n 2(g_nb(B) + L(B) + g_r(B)), C_r = 0 (P = 2: no queue)"
+        # more clients per server: LoPC's empirical C_r, a reply handler's cost, in stream terms
+        return n * remap_sync_stream_s(gs, L, gr, C_r_s=gs + gr), "n [2(g_nb + L(B) + g_r) + C_r], C_r = g_nb + g_r"
+    if pattern == "dag":
+        stripe = row.get("stripe_compute_s")
+        if P < 2 or stripe is None or (isinstance(stripe, float) and math.isnan(stripe)) or stripe <= 0:
+            return None, "" if P < 2 else "needs stripe_compute_s (rerun latscope-bench app)"
+        grid, b = int(_num(row, "grid")), int(_num(row, "blocks"))
+        vb = float(_num(row, "value_bytes"))
+        dag = DiamondDAG(n=grid, P=P, task_s=0.0, params=p, aggregation_s_per_value=0.0, bytes_per_value=vb)
+        return dag.makespan_measured_W_s(b, float(stripe) / b), "eq. (15), W = stripe_compute_s / b (measured)"
+    return None, ""
+
+
+def predict_point(row: Mapping[str, Any], p: LogGPParams, tab: SizeTable | None = None) -> Prediction:
+    """Model value (seconds per repetition) for one ``app`` point record: the paper's model and,
+    beside it, the refined one (:func:`refine_point`)."""
+    pr = _predict_paper(row, p)
+    ref, f = refine_point(row, p, tab)
+    return Prediction(pr.predicted_s, pr.formula, pr.logp_s, ref, f)
+
+
+def _predict_paper(row: Mapping[str, Any], p: LogGPParams) -> Prediction:
     pattern = row.get("pattern", row.get("op"))
     P = int(_num(row, "ranks"))
     B = float(_num(row, "size_bytes"))
@@ -157,16 +250,18 @@ def prediction_table(points: pd.DataFrame, tp: TwinParams | LogGPParams) -> pd.D
     """One row per measured point: configuration, ranks, CPUs, measured median, prediction,
     signed relative error ``(predicted - measured) / measured``, formula, oversubscription."""
     p = tp.params if isinstance(tp, TwinParams) else tp
+    tab = tp.table if isinstance(tp, TwinParams) else None
     rows: list[dict[str, Any]] = []
     for _, r in points.iterrows():
         row = r.to_dict()
-        pr = predict_point(row, p)
+        pr = predict_point(row, p, tab)
         meas = float(row["median_s"])
         P = int(row["ranks"])
         cpus = row.get("cpus_available")
         per_node = row.get("ranks_per_node", P)
         over = cpus is not None and not (isinstance(cpus, float) and math.isnan(cpus)) and int(per_node) > int(cpus)
         rel = None if pr.predicted_s is None or meas <= 0 else (pr.predicted_s - meas) / meas
+        rrel = None if pr.refined_s is None or meas <= 0 else (pr.refined_s - meas) / meas
         rows.append({
             "pattern": row.get("pattern"),
             "config": _config(row),
@@ -178,34 +273,49 @@ def prediction_table(points: pd.DataFrame, tp: TwinParams | LogGPParams) -> pd.D
             "rel_err": rel,
             "logp_s": pr.logp_s,
             "formula": pr.formula,
+            "refined_s": pr.refined_s,
+            "refined_rel_err": rrel,
+            "refined_formula": pr.refined_formula,
         })
     return pd.DataFrame(rows)
 
 
-def median_abs_rel_err(table: pd.DataFrame, include_oversubscribed: bool = False) -> float | None:
+def median_abs_rel_err(table: pd.DataFrame, include_oversubscribed: bool = False,
+                       column: str = "rel_err") -> float | None:
     """Median of |relative error| over the rows with a prediction (by default only those with a
-    processor per rank, which the models assume). None when there is none."""
-    if table.empty:
+    processor per rank, which the models assume). ``column``: ``rel_err`` (the paper's models) or
+    ``refined_rel_err``. None when there is none."""
+    if table.empty or column not in table:
         return None
-    t = table[table["rel_err"].notna()]
+    t = table[table[column].notna()]
     if not include_oversubscribed:
         t = t[~t["oversubscribed"]]
     if t.empty:
         return None
-    return float(t["rel_err"].abs().median())
+    return float(t[column].abs().median())
 
 
 def format_table(table: pd.DataFrame) -> pd.DataFrame:
     """For people: times in µs, errors in %, oversubscription spelled out."""
+    def us(v: Any) -> str:
+        return "—" if v is None or pd.isna(v) else f"{v * 1e6:.4g}"
+
+    def pct(v: Any) -> str:
+        return "—" if v is None or pd.isna(v) else f"{100 * v:+.1f}%"
+
+    refined = "refined_s" in table
     out = pd.DataFrame({
         "pattern": table["pattern"],
         "configuration": table["config"],
         "P": table["ranks"],
         "measured (µs)": table["measured_s"].map(lambda v: f"{v * 1e6:.4g}"),
-        "predicted (µs)": table["predicted_s"].map(lambda v: "—" if v is None or pd.isna(v) else f"{v * 1e6:.4g}"),
-        "error": table["rel_err"].map(lambda v: "—" if v is None or pd.isna(v) else f"{100 * v:+.1f}%"),
+        "paper model (µs)": table["predicted_s"].map(us),
+        "paper error": table["rel_err"].map(pct),
+        "refined model (µs)": table["refined_s"].map(us) if refined else "—",
+        "refined error": table["refined_rel_err"].map(pct) if refined else "—",
         "LogP, no C_r (µs)": table["logp_s"].map(lambda v: "" if v is None or pd.isna(v) else f"{v * 1e6:.4g}"),
-        "model": table["formula"],
+        "paper formula": table["formula"],
+        "refined formula": table["refined_formula"] if refined else "",
         "note": [f"oversubscribed: {p} ranks on {c} CPUs" if o else "" for p, c, o in
                  zip(table["ranks"], table["cpus"], table["oversubscribed"])],
     })
@@ -232,8 +342,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(tp.note)
     print(format_table(table).to_string(index=False))
-    med = median_abs_rel_err(table)
-    print(f"median |error| (a processor per rank): {'—' if med is None else f'{100 * med:.1f}%'}")
+    for col, what in (("rel_err", "paper models"), ("refined_rel_err", "refined models")):
+        med = median_abs_rel_err(table, column=col)
+        print(f"median |error|, {what} (a processor per rank): {'—' if med is None else f'{100 * med:.1f}%'}")
     return 0
 
 

@@ -4,9 +4,18 @@
       seed 002 §4.3, Fig. 4: repeat {t0; barrier; t1; dummy work}, back to back (no other
       synchronisation), each rank timing itself; per-rank min/avg/max, averaged over ranks. It is
       `latscope-bench coll --op barrier --timing local --sync none --dummy-work D --sizes 0`.
-  latscope barrier compare --params P.json RESULTS... [--json]
-      every algorithm at every P measured: predicted (latscope.models.barrier.row_time_s from the
-      LogP parameters), measured, relative error.
+  latscope barrier compare --params P.json RESULTS... [--post T] [--flag T] [--json]
+      every algorithm at every P measured, two predictions from the LogP parameters side by side:
+        closed form  latscope.models.barrier.row_time_s: the seed's §5.1.2 critical path of one
+                     barrier entered by every rank at once;
+        loop         latscope.models.barrier_sim.row_loop_time_s: the row's message schedule
+                     simulated under LogP through the benchmark's own loop in steady state
+                     (what is measured); the relative error is the loop prediction's.
+      The simulation uses the fit's raw L = RTT/2 - o_s - o_r (the file's source.L_raw_s), which
+      may be negative; --post (receive posting cost) and --flag (shared-memory flag latency) are
+      parameters `latscope-bench logp` does not measure yet (default 0 and max(L, 0)); --bcast flag
+      models MPI_Bcast as a shared-memory release (MPICH's default on one node) instead of the
+      binomial tree of messages the closed form assumes.
 
 Measured value: the seed averages each rank's mean over ranks; on a shared, noisy machine a mean
 is dominated by scheduler outliers, so `compare` uses each rank's median averaged over ranks
@@ -25,7 +34,8 @@ from typing import Any
 import pandas as pd
 
 from latscope.models import ModelError, load_params
-from latscope.models.barrier import row_time_s
+from latscope.models.barrier import row_loop_time_s, row_time_s
+from latscope.models.barrier_sim import BCAST_MODELS, raw_latency_s, source_seconds
 from latscope.results import Results, ResultsError, load
 from latscope.run import LaunchError, run_program
 from latscope.units import fmt_time, parse_duration
@@ -49,13 +59,41 @@ def measured_s(rec: pd.Series) -> tuple[float, float | None]:
     return float(rec["median_s"]), None
 
 
-def compare(params: Any, paths: list[str]) -> pd.DataFrame:
-    """One row per (file, algorithm): P, predicted, measured, relative error (None without a model)."""
-    return compare_results(params, [load(p) for p in paths])
+def dummy_work_s(meta: dict[str, Any], default: float = 30e-6) -> float:
+    """The run's --dummy-work (from the metadata's command line), else ``default``."""
+    cl = meta.get("command_line") or []
+    if isinstance(cl, list):
+        for i, a in enumerate(cl):
+            v = cl[i + 1] if a == "--dummy-work" and i + 1 < len(cl) else (
+                a.split("=", 1)[1] if isinstance(a, str) and a.startswith("--dummy-work=") else None)
+            if v is not None:
+                try:
+                    return parse_duration(str(v))
+                except ValueError:
+                    return default
+    return default
 
 
-def compare_results(params: Any, results: list[Results]) -> pd.DataFrame:
-    """compare() on loaded results (barrier records of any of them; others are ignored)."""
+def compare(params: Any, paths: list[str], *, L_raw_s: float | None = None, post_s: float = 0.0,
+            flag_s: float | None = None, bcast: str | None = None) -> pd.DataFrame:
+    """One row per (file, algorithm): P, both predictions, measured, relative errors (None without
+    a model)."""
+    return compare_results(params, [load(p) for p in paths], L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
+                           bcast=bcast)
+
+
+def _rel(pred: float | None, meas: float) -> float | None:
+    return (pred - meas) / meas if pred is not None and meas > 0 else None
+
+
+def compare_results(params: Any, results: list[Results], *, L_raw_s: float | None = None, post_s: float = 0.0,
+                    flag_s: float | None = None, bcast: str | None = None) -> pd.DataFrame:
+    """compare() on loaded results (barrier records of any of them; others are ignored).
+
+    Columns: ``closed_form_s`` (the seed's single-entry critical path, row_time_s),
+    ``predicted_s`` (the steady-state loop simulation, row_loop_time_s: the same loop, dummy work
+    and statistic as the measurement), ``measured_s``, ``rel_err`` (of ``predicted_s``),
+    ``closed_form_rel_err``."""
     rows = []
     for res in results:
         p = res.path
@@ -64,20 +102,25 @@ def compare_results(params: Any, results: list[Results]) -> pd.DataFrame:
             continue
         df = df[(df["bench"] == "coll") & (df["op"] == "barrier")]
         P = int(res.meta.get("ranks") or 0)
+        dummy = dummy_work_s(res.meta)
         for _, r in df.iterrows():
             meas, seed_avg = measured_s(r)
             try:
-                pred = row_time_s(params, P, str(r["alg"]))
+                closed = row_time_s(params, P, str(r["alg"]))
+                loop = row_loop_time_s(params, P, str(r["alg"]), dummy_s=dummy, L_raw_s=L_raw_s, post_s=post_s,
+                                       flag_s=flag_s, bcast=bcast)
             except ModelError:
-                pred = None   # a user-registered algorithm: no model
-            rel = (pred - meas) / meas if pred is not None and meas > 0 else None
-            rows.append({"alg": r["alg"], "P": P, "predicted_s": pred, "measured_s": meas,
-                         "seed_mean_of_means_s": seed_avg, "rel_err": rel, "file": str(p)})
+                closed = loop = None   # a user-registered algorithm: no model
+            rows.append({"alg": r["alg"], "P": P, "predicted_s": loop, "closed_form_s": closed, "measured_s": meas,
+                         "seed_mean_of_means_s": seed_avg, "rel_err": _rel(loop, meas),
+                         "closed_form_rel_err": _rel(closed, meas), "file": str(p)})
     return pd.DataFrame(rows)
 
 
-def mean_abs_rel_err(df: pd.DataFrame) -> float:
-    e = df["rel_err"].dropna() if not df.empty else pd.Series(dtype=float)
+def mean_abs_rel_err(df: pd.DataFrame, column: str = "rel_err") -> float:
+    """Mean |predicted - measured| / measured over the modelled points (``rel_err``: the loop
+    prediction's; ``closed_form_rel_err``: the closed form's)."""
+    e = pd.to_numeric(df[column], errors="coerce").dropna() if not df.empty else pd.Series(dtype=float)
     return float(e.abs().mean()) if len(e) else math.nan
 
 
@@ -95,6 +138,12 @@ def add_parser(sub: Any) -> None:
     c = bs.add_parser("compare", help="every algorithm at every P measured: predicted, measured, relative error")
     c.add_argument("--params", required=True, help="LogP/LogGP/PLogP parameters (latscope fit logp --json)")
     c.add_argument("files", nargs="+", help="results files of latscope barrier bench / coll --op barrier")
+    c.add_argument("--post", default=None, help="receive posting cost for the loop simulation (default: the "
+                   "file's source.post_s, else 0: latscope-bench logp does not measure it yet)")
+    c.add_argument("--flag", default=None, help="shared-memory flag latency for the loop simulation "
+                   "(default: the file's source.flag_s, else max(L, 0))")
+    c.add_argument("--bcast", choices=BCAST_MODELS, default="p2p", help="MPI_Bcast release in the loop simulation: "
+                   "p2p = binomial tree of messages (default), flag = shared-memory release (MPICH's on one node)")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -103,16 +152,25 @@ def _fail(msg: str) -> int:
     return 2
 
 
+def _t(v: Any) -> str:
+    return "-" if v is None or pd.isna(v) else fmt_time(v)
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None or pd.isna(v) else f"{100 * v:+.0f}%"
+
+
 def print_table(df: pd.DataFrame, out: Any = sys.stdout) -> None:
-    print(f"{'algorithm':<16} {'P':>3} {'predicted':>10} {'measured':>10} {'rel.err':>8}  seed mean-of-means", file=out)
+    print(f"{'algorithm':<16} {'P':>3} {'closed form':>11} {'loop':>10} {'measured':>10} {'err(loop)':>9} "
+          f"{'err(closed)':>11}  seed mean-of-means", file=out)
     for _, r in df.sort_values(["P", "alg"]).iterrows():
-        pr = "-" if r["predicted_s"] is None or pd.isna(r["predicted_s"]) else fmt_time(r["predicted_s"])
-        re = "-" if r["rel_err"] is None or pd.isna(r["rel_err"]) else f"{100 * r['rel_err']:+.0f}%"
-        sm = "-" if r["seed_mean_of_means_s"] is None or pd.isna(r["seed_mean_of_means_s"]) else fmt_time(
-            r["seed_mean_of_means_s"])
-        print(f"{r['alg']:<16} {r['P']:>3} {pr:>10} {fmt_time(r['measured_s']):>10} {re:>8}  {sm}", file=out)
-    print(f"mean |predicted - measured| / measured over {int(df['rel_err'].notna().sum())} modelled points: "
-          f"{100 * mean_abs_rel_err(df):.0f}%", file=out)
+        print(f"{r['alg']:<16} {r['P']:>3} {_t(r['closed_form_s']):>11} {_t(r['predicted_s']):>10} "
+              f"{fmt_time(r['measured_s']):>10} {_pct(r['rel_err']):>9} {_pct(r['closed_form_rel_err']):>11}  "
+              f"{_t(r['seed_mean_of_means_s'])}", file=out)
+    n = int(df["rel_err"].notna().sum())
+    print(f"mean |predicted - measured| / measured over {n} modelled points: loop simulation (the prediction "
+          f"compared) {100 * mean_abs_rel_err(df):.0f}%, closed form (seed §5.1.2, one simultaneous entry) "
+          f"{100 * mean_abs_rel_err(df, 'closed_form_rel_err'):.0f}%", file=out)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -133,9 +191,20 @@ def main(args: argparse.Namespace) -> int:
         except LaunchError as e:
             return _fail(str(e))
         return cp.returncode
+    vals: dict[str, float | None] = {}
+    for opt, text in (("--post", args.post), ("--flag", args.flag)):
+        try:
+            vals[opt] = None if text is None else parse_duration(text)
+        except ValueError as e:
+            return _fail(f"{opt} {text}: {e}")
+        if vals[opt] is not None and vals[opt] < 0:   # type: ignore[operator]
+            return _fail(f"{opt} {text}: must be >= 0 (seconds, with a unit)")
     try:
         ps = load_params(args.params)
-        df = compare(ps.model, args.files)
+        post = vals["--post"] if vals["--post"] is not None else (source_seconds(ps.source, "post_s") or 0.0)
+        flag = vals["--flag"] if vals["--flag"] is not None else source_seconds(ps.source, "flag_s")
+        df = compare(ps.model, args.files, L_raw_s=raw_latency_s(ps.source), post_s=post, flag_s=flag,
+                     bcast=args.bcast)
     except (ModelError, ResultsError) as e:
         return _fail(str(e))
     except FileNotFoundError as e:

@@ -12,6 +12,9 @@ and from them (seed 002 §5.1: RTT/2 = o_s + L + o_r)
   PLogP: o_s(m), o_r(m), g(m) tabulated, and L_PLogP = RTT(0)/2 - g(0) so that one message
          takes L + g(m) (Kielmann et al.'s definition, models/params.py PLogPParams)
   Hockney alongside: RTT(m)/2 = alpha + beta m (latscope.fit, the same regression as p2p).
+  Streams, when measured (STREAM_OPS: g_nb, g_r, rtt_train): per-size medians kept beside the
+  table (SizeRow.stream, source.per_size, source.stream) for models of applications that send
+  and receive back to back (latscope.apps_twins); the LogGP parameters do not use them.
 
 Robustness as netgauge: medians per size (never means), a distribution-free CI of each median
 (binomial order statistics; from the record's own CI when no raw samples were kept), Theil-Sen
@@ -37,6 +40,15 @@ from latscope import fit
 from latscope.results import Results, load
 
 OPS = ("o_s", "o_r", "rtt", "g")
+# Stream measurements (optional: records without them fit as before). Isolated o_s / o_r pay cold
+# caches after the driver's synchronisation; in a stream of back-to-back operations a processor
+# pays less per message (LogP: max(o, g)). These are what applications that stream messages see:
+#   g_nb       time per message of a train of MPI_Isend + MPI_Waitall (nonblocking sends; with
+#              blocking sends g is latency-bound above the eager limit: each send waits for its
+#              receiver)
+#   g_r        time per message of a train of receives of messages that have arrived
+#   rtt_train  round-trip time of back-to-back ping-pongs
+STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 
 
 class LogPFitError(ValueError):
@@ -67,10 +79,13 @@ class SizeRow:
     g: Estimate
     L_s: float              # RTT/2 - o_s - o_r (may be negative: see the module note)
     L_ci_half_s: float      # half-widths combined in quadrature (independent measurements)
+    stream: dict[str, Estimate] = field(default_factory=dict)   # STREAM_OPS measured at this size
 
     def to_dict(self) -> dict[str, Any]:
-        return {"size_bytes": self.size_bytes, "o_s": self.o_s.to_dict(), "o_r": self.o_r.to_dict(),
-                "rtt": self.rtt.to_dict(), "g": self.g.to_dict(), "L_s": self.L_s, "L_ci_half_s": self.L_ci_half_s}
+        d = {"size_bytes": self.size_bytes, "o_s": self.o_s.to_dict(), "o_r": self.o_r.to_dict(),
+             "rtt": self.rtt.to_dict(), "g": self.g.to_dict(), "L_s": self.L_s, "L_ci_half_s": self.L_ci_half_s}
+        d.update({op: e.to_dict() for op, e in self.stream.items()})
+        return d
 
 
 @dataclass
@@ -104,6 +119,16 @@ class LogPFit:
                 "o_s_s": [r.o_s.value_s for r in self.rows], "o_r_s": [r.o_r.value_s for r in self.rows],
                 "g_s": [r.g.value_s for r in self.rows]}
 
+    def stream_table(self) -> dict[str, Any] | None:
+        """The stream measurements per size (``g_nb_s``, ``g_r_s``, ``rtt_train_s``; ``None`` where a
+        size lacks one), or ``None`` when the records have none (older runs, ``--ops`` without them)."""
+        if not any(r.stream for r in self.rows):
+            return None
+        out: dict[str, Any] = {"sizes_bytes": [r.size_bytes for r in self.rows]}
+        for op in STREAM_OPS:
+            out[f"{op}_s"] = [r.stream[op].value_s if op in r.stream else None for r in self.rows]
+        return out
+
     def source(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
         src: dict[str, Any] = {
             "tool": "latscope fit logp",
@@ -115,6 +140,7 @@ class LogPFit:
             "G_rejected_bytes": self.G_rejected_bytes,
             "per_size": [r.to_dict() for r in self.rows],
             "plogp": self.plogp_params(),
+            "stream": self.stream_table(),
             "hockney": self.hockney.to_dict() if self.hockney else None,
             "notes": self.notes,
         }
@@ -206,11 +232,11 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
             continue
         ranks = ranks or res.meta.get("ranks")
         for i, row in enumerate(df.itertuples(index=False)):
-            if row.op in OPS:
+            if row.op in OPS or row.op in STREAM_OPS:
                 where.setdefault((row.op, int(row.size_bytes)), []).append((res, i))
     if not where:
         raise LogPFitError("no logp records (bench 'logp', op o_s, o_r, rtt, g): run latscope-bench logp first")
-    sizes = sorted({s for (_, s) in where})
+    sizes = sorted({s for (op, s) in where if op in OPS})
     full = [s for s in sizes if all((op, s) in where for op in OPS)]
     missing = sorted({op for op in OPS for s in sizes if (op, s) not in where})
     if not full:
@@ -226,7 +252,8 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
             return h if math.isfinite(h) else 0.0
 
         Lh = math.sqrt((half(e["rtt"]) / 2) ** 2 + half(e["o_s"]) ** 2 + half(e["o_r"]) ** 2)
-        rows.append(SizeRow(s, e["o_s"], e["o_r"], e["rtt"], e["g"], L, Lh))
+        stream = {op: _estimate(where[(op, s)], confidence) for op in STREAM_OPS if (op, s) in where}
+        rows.append(SizeRow(s, e["o_s"], e["o_r"], e["rtt"], e["g"], L, Lh, stream))
     notes: list[str] = []
     if missing:
         notes.append(f"sizes without all four measurements were left out (missing {', '.join(missing)})")

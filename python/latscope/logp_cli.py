@@ -35,6 +35,12 @@ def print_fit(f: logp.LogPFit, out: Any = sys.stdout) -> None:
     for r in f.rows:
         print(f"{fmt_size(r.size_bytes):>9}  {_ci(r.o_s):>28}  {_ci(r.o_r):>28}  {_ci(r.g):>28}  "
               f"{fmt_time(r.rtt.value_s / 2):>10}  {fmt_time(r.L_s):>16}", file=out)
+    if any(r.stream for r in f.rows):
+        print(f"streams (per message, back to back): {'size':>9}  {'g_nb (Isend train)':>20}  "
+              f"{'g_r (receive train)':>20}  {'RTT (ping-pong train)':>22}", file=out)
+        for r in f.rows:
+            cell = [fmt_time(r.stream[op].value_s) if op in r.stream else "-" for op in logp.STREAM_OPS]
+            print(f"{'':36}{fmt_size(r.size_bytes):>9}  {cell[0]:>20}  {cell[1]:>20}  {cell[2]:>22}", file=out)
     print(file=out)
     print(f"LogGP: L = {fmt_time(f.L_s)}  o_s = {fmt_time(f.o_s_s)}  o_r = {fmt_time(f.o_r_s)}  "
           f"g = {fmt_time(f.g_s)}  G = {f.G_s_per_byte * 1e9:.4g} ns/B "

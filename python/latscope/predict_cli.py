@@ -1,7 +1,12 @@
 """``latscope predict``: model predictions meant to sit next to measurements.
 
 ``latscope predict barrier --params P.json --np 32 --alg all [--k 4]`` prints the predicted time
-of every barrier algorithm (:func:`latscope.models.predict_barrier`) and marks the best.
+of every barrier algorithm (:func:`latscope.models.predict_barrier`) and marks the best. For the
+registry rows a second column gives the seed benchmark loop's steady-state value
+(:func:`latscope.models.barrier.row_loop_time_s`: LogP simulation of the row's schedule through
+``{t0; barrier; t1; dummy work}``), which is what `latscope barrier bench` measures; the closed
+form (one barrier entered by every rank at once, seed 002 §5.1.2) stays the first column and
+decides the best row.
 Wiring is the same as :mod:`latscope.model_cli`: ``add_parser(subparsers)`` registers
 ``predict`` with ``set_defaults(func=main)``; ``main`` also takes an argv list.
 """
@@ -23,8 +28,11 @@ from latscope.models.barrier import (
     canonical_row,
     default_rows,
     kary_vs_dissemination,
+    row_loop_time_s,
     row_time_s,
 )
+from latscope.models.barrier_sim import BCAST_MODELS, raw_latency_s, source_seconds
+from latscope.units import parse_duration
 
 __all__ = ["add_parser", "main", "predict_barrier"]
 
@@ -85,10 +93,20 @@ def split_alg_spec(spec: str, k: int) -> tuple[str | None, list[str]]:
 def _cmd_barrier(args: argparse.Namespace) -> int:
     """Predicted times of the registry rows (what latscope-bench measures) and of the seed's
     model algorithms, the best of each, and the seed-002 crossover condition (§5.1.2)."""
-    params, _ = params_from_args(args)
+    params, ps = params_from_args(args)
     model_spec, rows = split_alg_spec(args.alg, args.k)
     pred = predict_barrier(params, args.np, model_spec, args.k, size_bytes=args.size) if model_spec else None
     row_t = {r: row_time_s(params, args.np, r, size_bytes=args.size) for r in rows}
+    # the loop simulation takes the fit's raw L (source.L_raw_s) unless --L was given explicitly
+    L_raw = raw_latency_s(ps.source) if ps is not None and getattr(args, "L_s", None) is None else None
+    dummy, post, flag = _loop_opts(args)
+    if ps is not None:   # values a parameter file may carry (source.post_s / flag_s), unless given
+        if getattr(args, "post", None) is None:
+            post = source_seconds(ps.source, "post_s") or 0.0
+        if flag is None:
+            flag = source_seconds(ps.source, "flag_s")
+    row_loop = {r: row_loop_time_s(params, args.np, r, dummy_s=dummy, L_raw_s=L_raw, post_s=post, flag_s=flag,
+                                   bcast=args.bcast, size_bytes=args.size) for r in rows}
     if pred is None and not row_t:
         raise ModelError(f"algs = {args.alg!r}: excludes every algorithm")
     known = {r: t for r, t in row_t.items() if t is not None}
@@ -98,7 +116,8 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
              "dissemination_time_s": cx.dissemination_time_s}
     if args.json:
         data: dict[str, Any] = pred.to_dict() if pred else {"P": args.np, "k": args.k}
-        data["rows"] = [{"alg": r, "time_s": t} for r, t in row_t.items()]
+        data["rows"] = [{"alg": r, "time_s": t, "loop_time_s": row_loop[r]} for r, t in row_t.items()]
+        data["loop"] = {"dummy_work_s": dummy, "post_s": post, "flag_s": flag, "L_raw_s": L_raw, "bcast": args.bcast}
         data["best_row"] = best_row
         data["crossover"] = cross
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -108,9 +127,13 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
                                              f"o_r = {format_time(pt.o_r_s)}" if pt else ""))
     if row_t:
         print("\nregistry rows (latscope-bench coll --op barrier --alg ROW; MPI_Bcast release = binomial broadcast):")
+        print(f"  closed form = one barrier, simultaneous entry (seed 002 §5.1.2; * = best); loop = steady state of "
+              f"{{t0; barrier; t1; {format_time(dummy)} work}} (LogP simulation: what the benchmark measures)")
         w = max(len(r) for r in row_t)
         for r, t in sorted(row_t.items(), key=lambda kv: (kv[1] is None, kv[1] or 0.0)):
-            print(f"  {r:<{w}}  {'(no model)' if t is None else format_time(t):>10}  {'*' if r == best_row else ''}")
+            lt = row_loop[r]
+            print(f"  {r:<{w}}  {'(no model)' if t is None else format_time(t):>10}  "
+                  f"{'' if lt is None else 'loop ' + format_time(lt):>15}  {'*' if r == best_row else ''}")
     if pred:
         print("\nseed 002 model (release by multicast = one hop):")
         w = max(len(n) for n in pred.times_s)
@@ -120,6 +143,25 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
           f"P = {args.np} iff {cx.condition} -> {'true' if cx.holds else 'false'} "
           f"({format_time(cx.kary_time_s)} vs {format_time(cx.dissemination_time_s)})")
     return 0
+
+
+def _loop_opts(args: argparse.Namespace) -> tuple[float, float, float | None]:
+    """(dummy work, receive posting cost, flag latency) of the loop simulation, in seconds."""
+    out: list[float | None] = []
+    opts = (("--dummy-work", "dummy_work", "30us"), ("--post", "post", None), ("--flag", "flag", None))
+    for opt, attr, default in opts:
+        text = getattr(args, attr, default)
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            v = parse_duration(str(text))
+        except ValueError as e:
+            raise ModelError(f"{opt} {text}: {e}") from None
+        if v < 0:
+            raise ModelError(f"{opt} {text}: must be >= 0")
+        out.append(v)
+    return float(out[0] or 0.0), float(out[1] or 0.0), out[2]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -134,6 +176,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    "pairwise, ...) and the seed-model names (binary-tree, kary-tree, ...)")
     p.add_argument("--k", type=int, default=4, help="tree arity k (default 4)")
     p.add_argument("--size", type=_arg(parse_size), default=0.0, help="barrier message size (default 0)")
+    p.add_argument("--dummy-work", default="30us", help="the benchmark loop's dummy work, for the loop column "
+                   "(default 30us, seed 002 §4.3)")
+    p.add_argument("--post", default=None, help="receive posting cost for the loop column (default: the file's "
+                   "source.post_s, else 0: not measured by latscope-bench logp yet)")
+    p.add_argument("--flag", default=None, help="shared-memory flag latency for the loop column (default: the "
+                   "file's source.flag_s, else max(L, 0))")
+    p.add_argument("--bcast", choices=BCAST_MODELS, default="p2p", help="MPI_Bcast release in the loop column: p2p "
+                   "(binomial tree of messages, default) or flag (shared-memory release, MPICH on one node)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(predict_func=_cmd_barrier)
     pp.set_defaults(func=main)

@@ -6,7 +6,7 @@
  * barrier's message on it (each algorithm waits for a message that depends on that).
  *
  * Extra state (two duplicated communicators for the two-network variants, a shared-memory
- * window for tree-shm) is created collectively on the first call on a communicator and cached on
+ * window for tree-shm and shm) is created collectively on the first call on a communicator and cached on
  * it with an attribute: never a per-call MPI_Comm_dup. It is freed when the communicator is
  * freed, and what is left is freed at MPI_Finalize (a delete callback on MPI_COMM_SELF, which
  * the standard runs first in MPI_Finalize while MPI is still fully usable). */
@@ -169,6 +169,12 @@ typedef struct bstate {
     MPI_Win win;
     volatile uint64_t *flag;  /* in node rank 0's segment: the number of releases so far */
     uint64_t gen;             /* releases this rank has seen */
+    /* shm row: arrivals counter and release word on two more 64-byte lines of the same window
+     * (own lines: the arrivals' fetch-adds must not bounce the line the waiters spin on, nor
+     * tree-shm's flag) */
+    volatile uint64_t *count, *rel;
+    uint64_t rgen;            /* shm releases this rank has seen */
+    int nn, one_node;         /* ranks on this rank's node; 1 when the whole communicator is one node */
     struct bstate *next;      /* every live state in creation order (for MPI_Finalize) */
 } bstate_t;
 
@@ -347,23 +353,45 @@ static int get_shm(MPI_Comm comm, bstate_t **out) {
     int rc = get_state(comm, &s);
     if (rc) return rc;
     if (s->win == MPI_WIN_NULL) {
-        int me, nme;
+        int me, nme, P;
         MPI_Comm_rank(comm, &me);
-        if ((rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &s->node))) return rc;
+        MPI_Comm_size(comm, &P);
+        /* Test hook (tests only): LATSCOPE_TEST_SHM_NODE_SIZE=m makes "nodes" of m consecutive
+         * ranks, so the cross-node (leaders) paths run on one machine. Read once, at creation. */
+        const char *fake = getenv("LATSCOPE_TEST_SHM_NODE_SIZE");
+        int m = fake ? atoi(fake) : 0;
+        rc = m >= 1 ? MPI_Comm_split(comm, me / m, me, &s->node)
+                    : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &s->node);
+        if (rc) return rc;
         MPI_Comm_rank(s->node, &nme);
+        MPI_Comm_size(s->node, &s->nn);
+        s->one_node = s->nn == P;
         if ((rc = MPI_Comm_split(comm, nme == 0 ? 0 : MPI_UNDEFINED, me, &s->leaders))) return rc;
         void *base;
-        if ((rc = MPI_Win_allocate_shared(nme == 0 ? 64 : 0, 1, MPI_INFO_NULL, s->node, &base, &s->win))) return rc;
+        /* three 64-byte lines (tree-shm flag, shm counter, shm release word) and room to align */
+        if ((rc = MPI_Win_allocate_shared(nme == 0 ? 4 * 64 : 0, 1, MPI_INFO_NULL, s->node, &base, &s->win))) return rc;
         MPI_Aint sz;
         int du;
         if ((rc = MPI_Win_shared_query(s->win, 0, &sz, &du, &base))) return rc;
-        s->flag = base;
-        if (nme == 0) *s->flag = 0;
+        /* the first 64-byte boundary in the segment, as node rank 0 sees it: each process maps
+         * the segment at its own address, so the offset is decided once and broadcast rather
+         * than assuming every mapping has the same alignment */
+        int off = (int)((64 - ((uintptr_t)base & 63)) & 63);
+        if ((rc = MPI_Bcast(&off, 1, MPI_INT, 0, s->node))) return rc;
+        volatile uint64_t *line = (volatile uint64_t *)((char *)base + off);
+        s->flag = line;
+        s->count = line + 8;
+        s->rel = line + 16;
+        if (nme == 0) {
+            *s->flag = 0;
+            *s->count = 0;
+            *s->rel = 0;
+        }
         /* passive-target epoch for the window's life (unified model: loads and stores below
          * use C11-style atomics on the shared line); the barrier orders the initial store */
         if ((rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win))) return rc;
         if ((rc = MPI_Win_sync(s->win)) || (rc = MPI_Barrier(s->node))) return rc;
-        s->gen = 0;
+        s->gen = s->rgen = 0;
     }
     *out = s;
     return MPI_SUCCESS;
@@ -400,5 +428,55 @@ int lts_barrier_tree_shm(MPI_Comm comm, int k) {
             if ((spins & 63) == 63) sched_yield();
     }
     s->gen = want;
+    return MPI_SUCCESS;
+}
+
+/* ---- shm: the whole barrier in shared memory, no MPI message on one node (seed 002 §3: the
+ * release through shared memory is the seed's idea, as in tree-shm; here the gather is too).
+ * Arrival is the classic central counter with a sense/generation word (Mellor-Crummey & Scott
+ * 1991, "sense-reversing centralized barrier"): each rank fetch-adds the counter line; the last
+ * arriver resets the counter and then bumps the 64-bit release word (a generation count, so
+ * there is no sense to flip, nothing to reset between barriers, and no ABA: a rank leaves barrier
+ * number g when the word reaches g + 1, and nobody can start barrier g + 1's release before every
+ * rank arrived at it). The others spin on the release word with acquire loads. Reset before
+ * release: a rank touches the counter again only after its acquire load saw the bump, so it
+ * sees the reset. The fetch-adds are acq_rel and the bump a release store, so what any rank
+ * wrote before the barrier is visible to every rank after it.
+ * Cost on one node: one atomic on a shared line per rank, serialised (P line transfers), plus
+ * one transfer of the release line to the waiters: no LogP o_s/o_r at all (no model in LogP).
+ * Several nodes: the node leader (node rank 0) waits until the node's other nn - 1 ranks have
+ * arrived, resets the counter, runs the dissemination barrier with the other leaders (one MPI
+ * message per round, (o_s + L + o_r) * ceil(log2 nodes)), then releases its node.
+ * A flat counter suits the few cores of one node; at tens of ranks per node a tree of counters
+ * (combining tree) would spread the contention over several lines. */
+static void wait_at_least(volatile uint64_t *w, uint64_t v) {
+    /* yield now and then so an oversubscribed rank that has yet to arrive gets the core */
+    for (unsigned spins = 0; __atomic_load_n(w, __ATOMIC_ACQUIRE) < v; spins++)
+        if ((spins & 63) == 63) sched_yield();
+}
+
+int lts_barrier_shm(MPI_Comm comm) {
+    bstate_t *s;
+    int rc;
+    if ((rc = get_shm(comm, &s))) return rc;
+    uint64_t want = s->rgen + 1;
+    s->rgen = want;
+    if (s->one_node) {
+        if (__atomic_fetch_add(s->count, 1, __ATOMIC_ACQ_REL) == (uint64_t)s->nn - 1) {
+            __atomic_store_n(s->count, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(s->rel, want, __ATOMIC_RELEASE);
+        } else
+            wait_at_least(s->rel, want);
+        return MPI_SUCCESS;
+    }
+    if (s->leaders == MPI_COMM_NULL) {   /* not a node leader */
+        __atomic_fetch_add(s->count, 1, __ATOMIC_ACQ_REL);
+        wait_at_least(s->rel, want);
+        return MPI_SUCCESS;
+    }
+    wait_at_least(s->count, (uint64_t)s->nn - 1);
+    __atomic_store_n(s->count, 0, __ATOMIC_RELAXED);
+    if ((rc = lts_barrier_dissemination(s->leaders))) return rc;
+    __atomic_store_n(s->rel, want, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }

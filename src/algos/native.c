@@ -69,6 +69,8 @@ const lts_coll_alg_t lts_coll_builtin[] = {
      "machine both are the same network", LTS_COLL_BARRIER, {.barrier = lts_barrier_linear_2net}},
     {"tournament", "static tournament: round-by-round matches up, the winners wake the losers down", LTS_COLL_BARRIER,
      {.barrier = lts_barrier_tournament}},
+    {"shm", "all in an MPI-3 shared window: atomic arrival counter, last arriver bumps a release word; node "
+     "leaders run dissemination across nodes", LTS_COLL_BARRIER, {.barrier = lts_barrier_shm}},
     {"native", NATIVE, LTS_COLL_BCAST, {.bcast = native_bcast}},
     {"linear", "flat tree: the root sends to each rank in turn (nonblocking)", LTS_COLL_BCAST, {.bcast = lts_bcast_linear}},
     {"binomial", "binomial tree: ceil(log2 P) rounds, each rank receives once", LTS_COLL_BCAST,

@@ -2,7 +2,8 @@
  * every release), valid at any number of ranks.
  *   - staggered entry: before each call rank r busy-waits ((r + it) % P) * delta, so the last
  *     rank to enter moves round the communicator; nobody may leave before the last one entered
- *     (MPI_Wtime is one clock on one host: every exit time must be >= the largest entry time);
+ *     (CLOCK_MONOTONIC is one clock for every process of one host — MPI_Wtime is not: Open MPI's
+ *     has a per-process origin — so every exit time must be >= the largest entry time);
  *   - back to back: bursts of barriers with no other synchronisation and uneven skews, then the
  *     staggered check again, then no message of ours may be left over (MPI_Iprobe);
  *   - the same on a duplicated communicator that is then freed (cached state released with it)
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int me, P, failures;
 
@@ -29,9 +31,16 @@ static int me, P, failures;
         }                                                                \
     } while (0)
 
+/* host-wide clock: the entry/exit comparison below is across processes */
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void spin(double s) {
-    double t = MPI_Wtime() + s;
-    while (MPI_Wtime() < t) {
+    double t = now() + s;
+    while (now() < t) {
     }
 }
 
@@ -45,9 +54,9 @@ static void staggered(const lts_coll_alg_t *a, MPI_Comm comm, int iters, double 
     for (int it = 0; it < iters; it++) {
         MPI_Barrier(comm);
         spin(((r + it) % n) * delta);
-        double enter = MPI_Wtime();
+        double enter = now();
         int rc = call(a, comm);
-        double leave = MPI_Wtime(), last;
+        double leave = now(), last;
         CHECK(rc == MPI_SUCCESS, "%s %s: rc %d", a->name, what, rc);
         MPI_Allreduce(&enter, &last, 1, MPI_DOUBLE, MPI_MAX, comm);
         CHECK(leave >= last, "%s %s it %d: left at %.9f before the last rank entered at %.9f (%.3g us early)", a->name,

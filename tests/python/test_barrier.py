@@ -23,7 +23,7 @@ def test_every_barrier_row_waits_for_the_last_rank(np_):
     assert cp.stdout.strip() == "ok"
     checked = [ln.split()[1] for ln in cp.stderr.splitlines() if ln.startswith("checking ")]
     for name in ("native", "dissemination", "pairwise", "binomial", "linear", "linear-bcast", "linear-2net",
-                 "tournament") + tuple(f"{t}:k={k}" for t in ("tree", "tree-bcast", "tree-shm") for k in (2, 3, 4)) + (
+                 "tournament", "shm") + tuple(f"{t}:k={k}" for t in ("tree", "tree-bcast", "tree-shm") for k in (2, 3, 4)) + (
                      "tree-2net:k=2", "tree-2net:k=3", "tree-2net:k=4"):
         assert name in checked, name
 
@@ -70,3 +70,212 @@ def test_bad_algorithm_exit_2_naming_the_value(np_, alg, needle):
     assert needle in cp.stderr
     assert cp.stderr.count(needle) == 1   # rank 0 reports; the others exit 2 quietly
     assert cp.stdout == ""
+
+
+# --- predictions: the seed's closed forms vs the LogP simulation of the benchmark loop (no MPI) ------
+# models.barrier_sim runs each row's exact message schedule (src/algos/barrier.c) under LogP.
+
+from latscope.models.barrier import (  # noqa: E402
+    ROW_DEFAULT_K, ROW_NAMES, SimParams, barrier_time_s, loop_time_s, row_loop_time_s, row_program, row_time_s,
+    single_shot_s)
+from latscope.models.barrier_sim import SIM_MODELS, model_program, simulate  # noqa: E402
+from latscope.models.params import LogPParams  # noqa: E402
+
+US = 1e-6
+# seed 002 §5.1.1 (o_s = 3, L = 17.5, o_r = 9.5 us) and a set with o_s > o_r, each with g below and
+# above the overheads (g only matters when it exceeds them)
+PARAM_SETS = [(os_, L, or_, g) for os_, L, or_ in ((3 * US, 17.5 * US, 9.5 * US), (9.5 * US, 1 * US, 3 * US))
+              for g in (0.0, 12 * US)]
+
+
+def _is_power(P: int, k: int) -> bool:
+    while P % k == 0:
+        P //= k
+    return P == 1
+
+
+def _binomial_fanout_extra(P: int, s: float) -> float:
+    """binomial's fan-out sends to the smallest subtree first (MPI_Isend in order of d = 1, 2, 4 ...):
+    the last rank is reached through the last child at every level, (m-1) + (m-2) + ... + 0
+    sends of s = max(o_s, g) later than the closed form's 2 h m assumes."""
+    m = (P - 1).bit_length()
+    return s * m * (m - 1) / 2
+
+
+@pytest.mark.parametrize("os_, L, or_, g", PARAM_SETS)
+def test_single_shot_simulation_equals_the_closed_forms_where_exact(os_, L, or_, g):
+    """Simultaneous single entry, P = 2..64, k = 2..5: the simulated critical path equals the seed's
+    closed form (models.barrier.barrier_time_s) for every seed-model algorithm at P a power of 2
+    (of k for the k-ary trees), where the formulas are exact; elsewhere the closed form counts full
+    rounds and is an upper bound. binomial's closed form is an approximation: its fan-out order
+    adds _binomial_fanout_extra (checked exactly at powers of two)."""
+    sp = SimParams(o_s_s=os_, o_r_s=or_, L_s=L, g_s=g)
+    lp = LogPParams(L_s=L, o_s_s=os_, o_r_s=or_, g_s=g)
+    s = max(os_, g)
+    for alg in SIM_MODELS:
+        for P in range(2, 65):
+            for k in range(2, 6):
+                sim = single_shot_s(model_program(alg), P, k, sp)
+                closed = barrier_time_s(lp, P, alg, k)
+                exact = _is_power(P, k if alg.startswith("kary") else 2)
+                if alg == "binomial":
+                    if exact:
+                        assert sim == pytest.approx(closed + _binomial_fanout_extra(P, s), rel=1e-12), (P, k)
+                elif exact:
+                    assert sim == pytest.approx(closed, rel=1e-12), (alg, P, k, sim, closed)
+                else:
+                    assert sim <= closed * (1 + 1e-12), (alg, P, k, sim, closed)
+    # the seed's own numbers come out of the simulation too (32 nodes: SE 150 us, binary tree 180 us)
+    if g == 0.0 and os_ == 3 * US:
+        assert single_shot_s(model_program("shuffle-exchange"), 32, 2, sp) == pytest.approx(150 * US)
+        assert single_shot_s(model_program("binary-tree"), 32, 2, sp) == pytest.approx(180 * US)
+
+
+@pytest.mark.parametrize("os_, L, or_, g", PARAM_SETS)
+def test_single_shot_simulation_of_registry_rows_equals_row_time_s_where_exact(os_, L, or_, g):
+    sp = SimParams(o_s_s=os_, o_r_s=or_, L_s=L, g_s=g)
+    lp = LogPParams(L_s=L, o_s_s=os_, o_r_s=or_, g_s=g)
+    for base in ROW_NAMES:
+        if base in ("native", "shm"):   # no message schedule: no LogP prediction
+            assert row_program(base)[0] is None and row_loop_time_s(sp, 4, base) is None
+            assert row_time_s(lp, 4, base) is None
+            continue
+        for k in (range(2, 6) if base in ROW_DEFAULT_K else [2]):
+            row = f"{base}:k={k}" if base in ROW_DEFAULT_K else base
+            prog, kk = row_program(row)
+            for P in range(2, 65):
+                sim, closed = single_shot_s(prog, P, kk, sp), row_time_s(lp, P, row)
+                # the MPI_Bcast release is a binomial tree: exact at powers of 2 (and of k for the gather)
+                exact = _is_power(P, k if base in ROW_DEFAULT_K else 2) and (
+                    base not in ("tree-bcast", "tree-2net") or _is_power(P, 2))
+                if base == "binomial":
+                    if exact:
+                        assert sim == pytest.approx(closed + _binomial_fanout_extra(P, max(os_, g)), rel=1e-12)
+                elif exact:
+                    assert sim == pytest.approx(closed, rel=1e-12), (row, P, sim, closed)
+                else:
+                    assert sim <= closed * (1 + 1e-12), (row, P, sim, closed)
+
+
+def test_simulation_reproduces_its_calibration_benchmarks_with_a_negative_raw_L():
+    """The simulation's receive rule is calibrated by latscope-bench logp itself: a receive already
+    waiting finishes L + o_r = RTT/2 - o_s after the send (the ping-pong), one that finds the message
+    queued costs o_r (the o_r benchmark), even with the raw L < 0 the fit may report."""
+    sp = SimParams(o_s_s=259e-9, o_r_s=708e-9, L_s=-301e-9)
+    pingpong = lambda me, P, k: ([("send", 1, "a"), ("irecv", 1, "b"), ("wait", 1)] if me == 0 else   # noqa: E731
+                                 [("irecv", 0, "a"), ("wait", 1), ("send", 0, "b")])
+    rtt = simulate(pingpong, 2, 2, sp, iterations=4, dummy_s=0.0)[0][3]   # receives posted long before
+    assert rtt / 2 == pytest.approx(259e-9 - 301e-9 + 708e-9)
+    late = lambda me, P, k: ([("send", 1, "a")] if me == 0 else   # noqa: E731
+                             [("work", 5 * US), ("irecv", 0, "a"), ("wait", 1)])
+    assert simulate(late, 2, 2, sp)[1][0] == pytest.approx(5 * US + 708e-9)   # message queued: o_r
+    with pytest.raises(Exception, match="L \\+ o_r"):
+        SimParams(o_s_s=1e-9, o_r_s=100e-9, L_s=-200e-9)
+
+
+def test_loop_steady_state_is_not_the_single_shot_critical_path():
+    """In the seed's loop every rank's t1 - t0 settles to the loop period minus the dummy work: equal
+    on all ranks. A P = 2 chain (tree) costs 2h per rank in the loop although one rank leaves the
+    single barrier after h + o_s; the P = 32 central counter overlaps its release with the next
+    gather (ranks released first enter first) and the loop is shorter than the critical path."""
+    sp = SimParams(o_s_s=3 * US, o_r_s=9.5 * US, L_s=17.5 * US)
+    h = sp.hop_s
+    prog, k = row_program("tree:k=4")
+    r = loop_time_s(prog, 2, k, sp)
+    assert r.per_rank_median_s == pytest.approx([2 * h, 2 * h])
+    first = simulate(prog, 2, k, sp, iterations=1)
+    assert sum(t[0] for t in first) / 2 == pytest.approx((3 * h + 3 * US) / 2)
+    for row in ("linear", "tree:k=4", "tree-bcast:k=4", "dissemination", "binomial", "pairwise"):
+        prog, k = row_program(row)
+        for P in (3, 5, 8):
+            r = loop_time_s(prog, P, k, sp)
+            assert max(r.per_rank_median_s) == pytest.approx(min(r.per_rank_median_s), rel=1e-9), (row, P)
+    prog, k = row_program("linear")
+    assert loop_time_s(prog, 32, k, sp).mean_of_medians_s < 0.95 * single_shot_s(prog, 32, k, sp)
+    # dummy work longer than any barrier: the steady state does not depend on it
+    assert row_loop_time_s(sp, 8, "linear", dummy_s=300 * US) == pytest.approx(row_loop_time_s(sp, 8, "linear"))
+
+
+def test_loop_parameters_not_measured_by_logp_enter_where_they_should():
+    """post_s (posting a receive) lies on the path of exchange rounds (MPI_Sendrecv posts, then
+    sends), not on a P = 2 chain whose receives are posted while waiting; flag_s is tree-shm's
+    release."""
+    sp = SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0)
+    assert row_loop_time_s(sp, 2, "dissemination", post_s=50e-9) == pytest.approx(650e-9)
+    assert row_loop_time_s(sp, 2, "tree:k=4", post_s=50e-9) == pytest.approx(1200e-9)
+    assert row_loop_time_s(sp, 2, "tree-shm:k=4", flag_s=140e-9) == pytest.approx(740e-9)
+    assert row_loop_time_s(sp, 2, "tree-shm:k=4") == pytest.approx(600e-9)   # default flag: max(L, 0)
+    # MPI_Bcast release: a message by default (binomial), or MPICH's shared-memory release
+    assert row_loop_time_s(sp, 2, "tree-bcast:k=4") == pytest.approx(1200e-9)
+    assert row_loop_time_s(sp, 2, "linear-bcast", bcast="flag", flag_s=140e-9) == pytest.approx(740e-9)
+    with pytest.raises(Exception, match="bcast = 'multicast': unknown"):
+        row_loop_time_s(sp, 2, "tree-bcast:k=4", bcast="multicast")
+
+
+def _synthetic_results(tmp_path: Path, P: int, meds: dict[str, float]) -> Path:
+    recs = [{"type": "meta", "schema": "latscope.results/1", "ranks": P, "bench": "coll",
+             "command_line": ["latscope-bench", "coll", "--dummy-work", "30us"]}]
+    for alg, m in meds.items():
+        recs.append({"type": "point", "bench": "coll", "op": "barrier", "alg": alg, "size_bytes": 0, "n": 10,
+                     "median_s": m, "local": {"avg_s": m, "per_rank": [{"median_s": m}] * P}})
+    f = tmp_path / f"b{P}.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return f
+
+
+def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_path, capsys):
+    import pandas as pd
+
+    from latscope import barrier_cli, cli
+    from latscope.models import load_params
+
+    params = tmp_path / "p.json"
+    params.write_text(json.dumps({"schema": "latscope.params/1", "model": "loggp",
+                                  "params": {"L_s": 0.0, "o_s_s": 259e-9, "o_r_s": 708e-9, "g_s": 115e-9,
+                                             "G_s_per_byte": 0.0},
+                                  "source": {"L_raw_s": -301e-9}}))
+    res = _synthetic_results(tmp_path, 2, {"dissemination": 0.7e-6, "tree:k=4": 1.4e-6, "native": 0.5e-6})
+    df = barrier_cli.compare(load_params(params).model, [str(res)], L_raw_s=-301e-9)
+    d = df.set_index("alg")
+    hop = 259e-9 - 301e-9 + 708e-9                    # RTT/2: the raw L, as measured
+    # an exchange round: the partner's message arrives while this rank is in its own send (L < 0),
+    # so it is received at the already-arrived cost o_r: o_s + o_r, not RTT/2
+    assert d.loc["dissemination", "predicted_s"] == pytest.approx(259e-9 + 708e-9)
+    assert d.loc["dissemination", "closed_form_s"] == pytest.approx(259e-9 + 708e-9)   # clamped L = 0
+    # a P = 2 chain: every receive is posted long before its message: two ping-pong hops
+    assert d.loc["tree:k=4", "predicted_s"] == pytest.approx(2 * hop)
+    assert d.loc["tree:k=4", "rel_err"] == pytest.approx((2 * hop - 1.4e-6) / 1.4e-6)
+    assert d.loc["tree:k=4", "closed_form_rel_err"] == pytest.approx((2 * (259e-9 + 708e-9) - 1.4e-6) / 1.4e-6)
+    assert d.loc["native", "predicted_s"] is None or pd.isna(d.loc["native", "predicted_s"])
+    rc = cli.main(["barrier", "compare", "--params", str(params), str(res)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "closed form" in out and "loop" in out and "err(loop)" in out
+    assert "loop simulation (the prediction compared)" in out
+    rc = cli.main(["barrier", "compare", "--params", str(params), str(res), "--post=-5ns"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--post -5ns" in err   # the bad value named, exit 2
+    # a parameter file that carries a posting cost (source.post_s) feeds it to the loop simulation:
+    # an exchange round then costs post + o_s + o_r (MPI_Sendrecv posts before it sends)
+    doc = json.loads(params.read_text())
+    doc["source"]["post_s"] = 50e-9
+    params.write_text(json.dumps(doc))
+    rc = cli.main(["barrier", "compare", "--params", str(params), str(res), "--json"])
+    pts = {p["alg"]: p for p in json.loads(capsys.readouterr().out)["points"]}
+    assert rc == 0 and pts["dissemination"]["predicted_s"] == pytest.approx((50 + 259 + 708) * 1e-9)
+    assert pts["tree:k=4"]["predicted_s"] == pytest.approx(2 * hop)   # posted while waiting: off the path
+
+
+def test_predict_barrier_prints_the_loop_column_beside_the_closed_form(capsys):
+    from latscope import predict_cli
+
+    rc = predict_cli.main(["barrier", "--os", "3us", "--L", "17.5us", "--or", "9.5us", "--np", "32", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    rows = {r["alg"]: r for r in d["rows"]}
+    assert rows["dissemination"]["time_s"] == pytest.approx(150 * US)
+    assert rows["dissemination"]["loop_time_s"] == pytest.approx(150 * US)
+    assert rows["linear"]["loop_time_s"] < rows["linear"]["time_s"]
+    assert rows["native"]["loop_time_s"] is None
+    rc = predict_cli.main(["barrier", "--os", "3us", "--L", "17.5us", "--or", "9.5us", "--np", "4", "--flag", "x"])
+    assert rc == 2 and "--flag x" in capsys.readouterr().err

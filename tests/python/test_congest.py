@@ -136,7 +136,11 @@ def test_signal_stops_cleanly(sig, target, tmp_path):
                          env=ln.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     try:
-        time.sleep(1.5)
+        # both ranks exist before the clock starts: Open MPI's launcher alone can take a second
+        deadline = time.monotonic() + 30
+        while len(pids := rank_pids(p.pid, exe)) < 2 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        time.sleep(3.0)   # and MPI_Init (about a second under Open MPI) is over
         if target == "ranks":
             pids = rank_pids(p.pid, exe)
             assert len(pids) == 2, pids

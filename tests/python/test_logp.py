@@ -38,7 +38,7 @@ def measure(tmp_path: Path, name: str, monkeypatch, send: float = 0.0, recv: flo
     assert cp.returncode == 0, cp.stderr
     res = load(out)
     assert res.meta["bench"] == "logp" and res.meta["window"] == 8
-    assert sorted(set(res.points["op"])) == ["g", "o_r", "o_s", "rtt"]
+    assert sorted(set(res.points["op"])) == ["g", "g_nb", "g_r", "o_r", "o_s", "rtt", "rtt_train"]
     assert set(res.points["size_bytes"]) == {0, 64, 1024, 4096}
     return logp.fit_logp([res])
 
@@ -55,6 +55,12 @@ def test_fit_recovers_added_send_and_receive_costs(tmp_path, monkeypatch):
         assert h.L_s == pytest.approx(b.L_s, abs=TOL), b.size_bytes
         # every send of a train pays the send cost: g >= o_s
         assert h.g.value_s - b.g.value_s == pytest.approx(SEND_COST, abs=TOL)
+        # the streams: every Isend of g_nb pays the send cost, every receive of g_r the receive
+        # cost, and a back-to-back round trip both twice (time per message / round trip)
+        assert h.stream["g_nb"].value_s - b.stream["g_nb"].value_s == pytest.approx(SEND_COST, abs=TOL)
+        assert h.stream["g_r"].value_s - b.stream["g_r"].value_s == pytest.approx(RECV_COST, abs=TOL)
+        assert h.stream["rtt_train"].value_s - b.stream["rtt_train"].value_s == pytest.approx(
+            2 * (SEND_COST + RECV_COST), abs=2 * TOL)
         # the medians' CIs (order statistics of the raw samples) bracket them
         for e in (h.o_s, h.o_r, h.rtt, h.g):
             assert e.ci_lo_s <= e.value_s <= e.ci_hi_s
@@ -80,8 +86,29 @@ def test_fit_cli_writes_loggp_and_plogp(tmp_path, monkeypatch, capsys):
     assert p.model.o_s_s > 0 and p.model.o_r_s > 0 and p.model.G_s_per_byte >= 0
     doc = json.loads(pj.read_text())
     assert [r["size_bytes"] for r in doc["source"]["per_size"]] == [0, 64, 1024, 4096]
+    # the stream table travels in source (the twins' refined models read it), params unchanged
+    st = doc["source"]["stream"]
+    assert st["sizes_bytes"] == [0, 64, 1024, 4096]
+    assert all(v > 0 for k in ("g_nb_s", "g_r_s", "rtt_train_s") for v in st[k])
+    assert all("g_r" in r and r["g_r"]["value_s"] > 0 for r in doc["source"]["per_size"])
+    assert set(doc["params"]) == {"L_s", "o_s_s", "o_r_s", "g_s", "G_s_per_byte", "P"}
+    assert "g_r (receive train)" in text
     q = load_params(qj)
     assert q.model.kind == "plogp" and q.model.sizes_bytes == (0, 64, 1024, 4096)
+
+
+def test_fit_without_stream_ops(tmp_path, monkeypatch):
+    """Records of the four classic measurements only (older runs, --ops o_s,o_r,rtt,g) fit as
+    before, with no stream table."""
+    out = tmp_path / "c.jsonl"
+    monkeypatch.delenv("LATSCOPE_TEST_SEND_COST_S", raising=False)
+    monkeypatch.delenv("LATSCOPE_TEST_RECV_COST_S", raising=False)
+    cp = mpirun(2, ["logp", "--sizes", "0,64,1K", "--ops", "o_s,o_r,rtt,g", "--min-reps", "10", "--max-reps", "10",
+                    "--train", "4", "-o", str(out)], timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    f = logp.fit_logp([load(out)])
+    assert [r.size_bytes for r in f.rows] == [0, 64, 1024] and all(not r.stream for r in f.rows)
+    assert f.stream_table() is None and f.source()["stream"] is None
 
 
 def test_fit_bad_input_exit_2(tmp_path, capsys, golden):

@@ -67,3 +67,27 @@ def test_em3d_iteration() -> None:
     assert it.compute_s == pytest.approx(2 * 3200 * 3.0)
     assert it.total_s == pytest.approx(it.compute_s + it.communication_s)
     assert em3d_iteration(p, 100, 32, 0.0, edge_s=3.0).messages == 0
+
+
+def test_refined_remap_and_dag_by_hand() -> None:
+    """The refinements beside the paper's formulas (latscope.apps_twins uses them)."""
+    from latscope.models import ModelError
+    from latscope.models.apps import remap_async_stream_s, remap_sync_stream_s
+
+    assert remap_async_stream_s(1.0, 2.5, 10, 14) == pytest.approx(10 * 1.0 + 14 * 2.5)
+    assert remap_sync_stream_s(1.0, 0.5, 2.5) == pytest.approx(2 * (1.0 + 0.5 + 2.5))
+    assert remap_sync_stream_s(1.0, 0.5, 2.5, C_r_s=3.5) == pytest.approx(8.0 + 3.5)
+    with pytest.raises(ModelError, match="send_gap_s"):
+        remap_async_stream_s(-1.0, 1.0, 1, 1)
+    with pytest.raises(ModelError, match="L_s"):
+        remap_sync_stream_s(1.0, -0.1, 1.0)
+    # eq. (15) with W given: with W = n^2 t / (P b) + alpha n / b it is the paper's makespan
+    dag = DiamondDAG(n=64, P=4, task_s=2.0, params=P, aggregation_s_per_value=0.5, bytes_per_value=8)
+    for b in (1, 4, 16):
+        W = 64 * 64 / (4 * b) * 2.0 + 0.5 * 64 / b
+        assert dag.makespan_measured_W_s(b, W) == pytest.approx(dag.makespan_s(b))
+    t = dag.terms(4)
+    assert dag.makespan_measured_W_s(4, 100.0) == pytest.approx(
+        (100 + t.d_s) + 2 * (t.O_r_s + 100 + t.d_s) + 3 * (t.O_s_s + 100 + t.O_r_s) + t.O_r_s + 100)
+    with pytest.raises(ModelError, match="W_s"):
+        dag.makespan_measured_W_s(4, -1.0)

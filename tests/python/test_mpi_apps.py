@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import NPS, mpirun
@@ -113,6 +114,8 @@ def test_dag_matches_serial(np_, grid, work, tmp_path):
         assert p["alg"] == "stripe" and p["ranks"] == np_ and p["grid"] == grid
         assert p["block_bytes_max"] == p["value_bytes"] * -(-grid // p["blocks"])
         assert p["task_s"] > 0 and p["task_rounds"] >= 0 and p["n"] == 3
+        # W measured for the refined eq. (15): the stripe's computation alone, slowest rank's
+        assert 0 < p["stripe_compute_last_s"] <= p["stripe_compute_s"]
         if work == "0":
             assert p["task_rounds"] == 0
 
@@ -247,6 +250,54 @@ def test_prediction_table_exact(tmp_path):
     assert shown["note"].tolist()[-1] == "oversubscribed: 4 ranks on 2 CPUs"
 
 
+STREAM_PARAMS = dict(PARAMS, source={"per_size": [
+    {"size_bytes": sz, "o_s": {"value_s": os_}, "o_r": {"value_s": or_}, "rtt": {"value_s": rtt},
+     "g": {"value_s": 1e-6}, "g_nb": {"value_s": gnb}, "g_r": {"value_s": gr}}
+    for sz, os_, or_, rtt, gnb, gr in [(0, 2e-6, 3e-6, 12e-6, 1e-6, 2e-6), (100, 2e-6, 3e-6, 12e-6, 1.5e-6, 2.5e-6)]]})
+
+
+def test_refined_predictions_exact(tmp_path):
+    """The refined models (beside the paper's): PLogP stream costs interpolated at B, L(B) from the
+    per-size table, C_r = 0; eq. (15) with W = stripe_compute_s / b."""
+    (tmp_path / "params_logp.json").write_text(json.dumps(STREAM_PARAMS))
+    tp = apps_twins.twin_params(tmp_path)
+    assert tp.table is not None and tp.table.has("g_nb", "g_r")
+    path = _synthetic(tmp_path)
+    lines = path.read_text().splitlines()
+    recs = [json.loads(x) for x in lines]
+    recs[5]["stripe_compute_s"] = 6000e-6     # the dag P = 2 point: W = 6000 / 4 us
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    t = apps_twins.prediction_table(apps_twins.app_points([load(path)]), tp)
+    ref = t["refined_s"].tolist()
+    # async B = 101 (beyond the table: the last segment extended): g_nb = 1.505 us, g_r = 2.505 us
+    assert ref[0] == pytest.approx(10 * 1.505e-6 + 10 * 2.505e-6, rel=1e-9)
+    # async random B = 1, busiest rank receives 14: g_nb = 1.005, g_r = 2.005 us
+    assert ref[1] == pytest.approx(10 * 1.005e-6 + 14 * 2.005e-6, rel=1e-9)
+    # sync B = 8: L = 12/2 - 2 - 3 = 1 us; n 2 (g_nb + L + g_r)
+    assert ref[2] == pytest.approx(5 * 2 * (1.04e-6 + 1e-6 + 2.04e-6), rel=1e-9)
+    assert ref[3] is None or ref[3] != ref[3]          # P = 1
+    # eq. (15) with W = 1500 us, the rest as the paper's (B = 256 B)
+    W, d, Os, Or = 1500e-6, 1e-6, 2e-6 + 255e-9, 255e-9
+    assert ref[4] == pytest.approx((W + d) + 3 * (Os + W + Or) + Or + W, rel=1e-12)
+    assert ref[5] is None or ref[5] != ref[5]          # P = 1: no refined model
+    assert ref[6] is None or ref[6] != ref[6]          # no stripe_compute_s in the record
+    # the paper's columns are unchanged by the table
+    assert t["predicted_s"][0] == pytest.approx(10 * 2.6e-6 + 10 * 3.1e-6, rel=1e-12)
+    rel = [(r - m) / m for r, m in zip([ref[0], ref[1], ref[2], ref[4]], [50e-6, 80e-6, 100e-6, 4000e-6])]
+    assert t["refined_rel_err"].dropna().tolist() == pytest.approx(rel, rel=1e-9)
+    assert apps_twins.median_abs_rel_err(t, column="refined_rel_err") == pytest.approx(
+        float(np.median(np.abs(rel))), rel=1e-9)
+    shown = apps_twins.format_table(t)
+    assert {"paper model (µs)", "paper error", "refined model (µs)", "refined error"} <= set(shown.columns)
+
+
+def test_refined_needs_the_stream_table(tmp_path):
+    (tmp_path / "params_logp.json").write_text(json.dumps(PARAMS))
+    t = apps_twins.prediction_table(apps_twins.app_points([load(_synthetic(tmp_path))]), apps_twins.twin_params(tmp_path))
+    assert t["refined_s"][0] is None and "stream table" in t["refined_formula"][0]
+    assert apps_twins.median_abs_rel_err(t, column="refined_rel_err") is None
+
+
 def test_hockney_fallback_is_marked(tmp_path):
     (tmp_path / "params.json").write_text(json.dumps(
         {"schema": "latscope.params/1", "model": "hockney", "params": {"alpha_s": 9e-6, "beta_s_per_byte": 1e-9}}))
@@ -269,3 +320,16 @@ def test_report_section_renders(tmp_path):
     assert part.ORDER == 60
     names = [s.name for s in part.demo_steps(True)]
     assert names and all(s.args[0] == "app" for s in part.demo_steps(False))
+
+
+def test_refined_sync_queueing_beyond_two_ranks():
+    """C_r = 0 only at P = 2 (the partner is the only client); with more ranks LoPC's C_r comes back
+    as a reply handler's stream cost g_nb + g_r."""
+    tab = apps_twins.SizeTable((0, 100), {"o_s": (2e-6, 2e-6), "o_r": (3e-6, 3e-6), "rtt": (12e-6, 12e-6),
+                                          "g_nb": (1e-6, 1e-6), "g_r": (2e-6, 2e-6)})
+    p = LogGPParams(L_s=1e-6, o_s_s=2e-6, o_r_s=3e-6, g_s=2.5e-6, G_s_per_byte=1e-9)
+    row = {"pattern": "remap", "style": "sync", "ranks": 2, "size_bytes": 8, "messages": 5}
+    assert apps_twins.refine_point(row, p, tab)[0] == pytest.approx(5 * 2 * (1e-6 + 1e-6 + 2e-6))
+    row["ranks"] = 4
+    v, f = apps_twins.refine_point(row, p, tab)
+    assert v == pytest.approx(5 * (2 * (1e-6 + 1e-6 + 2e-6) + 3e-6)) and "C_r = g_nb + g_r" in f

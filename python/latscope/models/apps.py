@@ -17,6 +17,8 @@ __all__ = [
     "remap_async_loggp_s",
     "RemapLong",
     "remap_long",
+    "remap_async_stream_s",
+    "remap_sync_stream_s",
     "DiamondDAG",
     "DagTerms",
     "EM3DIteration",
@@ -73,6 +75,28 @@ def remap_async_loggp_s(p: LogGPParams, size_bytes: float, sent: int, received: 
     r = require_int_at_least("received (messages)", received, 0)
     mp = message_point(p, size_bytes)
     return s * mp.send_gap_s + r * mp.recv_gap_s
+
+
+def remap_async_stream_s(send_gap_s: float, recv_gap_s: float, sent: int, received: int) -> float:
+    """Refined §5.1.2 (not the paper's): ``sent * g_send + received * g_recv`` with PLogP-style
+    per-message costs measured as streams at the message size (``latscope-bench logp`` ``g_nb`` and
+    ``g_r``). The paper's ``n (o_s + o_r)`` charges isolated overheads; a processor that sends and
+    receives back to back pays the stream cost per message (LogP: ``max(o, g)``)."""
+    s = require_int_at_least("sent (messages)", sent, 0)
+    r = require_int_at_least("received (messages)", received, 0)
+    gs = require_nonneg("send_gap_s", send_gap_s)
+    gr = require_nonneg("recv_gap_s", recv_gap_s)
+    return s * gs + r * gr
+
+
+def remap_sync_stream_s(send_gap_s: float, L_s: float, recv_gap_s: float, C_r_s: float = 0.0) -> float:
+    """Refined §5.1.1 round trip (not the paper's): LoPC's ``2 (o_s + L + o_r) + C_r`` with the
+    overheads of back-to-back streams. ``C_r`` defaults to 0: with two processors each one's only
+    client is its partner, whose request it serves while its own is in flight."""
+    gs = require_nonneg("send_gap_s", send_gap_s)
+    gr = require_nonneg("recv_gap_s", recv_gap_s)
+    L = require_nonneg("L_s", L_s)
+    return 2.0 * (gs + L + gr) + require_nonneg("C_r_s", C_r_s)
 
 
 def remap_async_injection_rate(p: LogPParams | LogGPParams) -> float:
@@ -166,6 +190,16 @@ class DiamondDAG:
     def makespan_s(self, b: float) -> float:
         """LoGPC eq. (15) without contention."""
         return self.terms(b).makespan_s
+
+    def makespan_measured_W_s(self, b: float, W_s: float) -> float:
+        """Eq. (15) with ``W`` given (measured) instead of ``n^2 t / (P b) + alpha n / b``: the
+        communication terms ``d, O_s, O_r`` as the paper's; ``W`` e.g. the time of one stripe's
+        computation and packing measured alone, over ``b`` (refinement, not the paper's)."""
+        W = require_nonneg("W_s (block computation)", W_s)
+        t = self.terms(b)
+        u = t.O_r_s + W + t.d_s
+        v = t.O_s_s + W + t.O_r_s
+        return (W + t.d_s) + (self.P - 2) * u + (t.b - 1.0) * v + t.O_r_s + W
 
     def optimal_b(self) -> tuple[float, int]:
         """``(b*, best integer b)`` minimising eq. (15) (the seed's ``dM/db = 0``).

@@ -26,6 +26,14 @@ null                   0 (fake entry used to test the registry)
 
 ``tournament`` and ``binomial`` cost the same in LogP (they differ in which flags are spun on and
 in contention, which LogP does not see); both are listed because both are implemented in C.
+
+These closed forms are the critical path of ONE barrier that every rank enters at the same
+instant (the seed's analysis; its test vectors live in tests/python/test_models_seed.py). The
+seed's benchmark loop ``{t0; barrier; t1; dummy work}`` measures something else: in steady state
+the ranks do not enter together, and every rank's ``t1 - t0`` is the loop's period minus the
+dummy work. :func:`row_loop_time_s` (from :mod:`latscope.models.barrier_sim`, a LogP event
+simulation of each registry row's exact message schedule through that loop) predicts the
+quantity the benchmark reports; `latscope barrier compare` and bench/barrier.py compare with it.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .barrier_sim import LoopResult, SimParams, loop_time_s, row_loop_time_s, row_program, single_shot_s
 from .errors import ModelError, require_int_at_least
 from .params import MessagePoint, ModelParams, message_point
 
@@ -54,6 +63,12 @@ __all__ = [
     "canonical_row",
     "row_time_s",
     "default_rows",
+    "SimParams",
+    "LoopResult",
+    "row_loop_time_s",
+    "row_program",
+    "loop_time_s",
+    "single_shot_s",
 ]
 
 
@@ -310,14 +325,14 @@ def kary_vs_dissemination(params: ModelParams | MessagePoint, P: int, k: int = 4
 
 ROW_NAMES: tuple[str, ...] = (
     "dissemination", "pairwise", "tree", "tree-bcast", "tree-shm", "tree-2net", "binomial", "linear",
-    "linear-bcast", "linear-2net", "tournament", "native",
+    "linear-bcast", "linear-2net", "tournament", "shm", "native",
 )
 ROW_DEFAULT_K = {"tree": 4, "tree-bcast": 4, "tree-shm": 4, "tree-2net": 3}
 # the seed-model row each registry row corresponds to (for reading the seed's formulas)
 ROW_MODEL = {"dissemination": "dissemination", "pairwise": "shuffle-exchange", "tree": "kary-tree-p2p",
              "tree-bcast": "kary-tree", "tree-shm": "kary-tree", "tree-2net": "kary-tree", "binomial": "binomial",
              "linear": "linear", "linear-bcast": "linear-bcast", "linear-2net": "linear-bcast",
-             "tournament": "tournament", "native": None}
+             "tournament": "tournament", "shm": None, "native": None}
 
 
 def parse_row(spec: str) -> tuple[str, int | None]:
@@ -357,7 +372,7 @@ def row_time_s(params: ModelParams | MessagePoint, P: int, row: str, *, size_byt
     P = require_int_at_least("P (processes)", P, 1)
     base, k = parse_row(row)
     pt = params if isinstance(params, MessagePoint) else message_point(params, size_bytes)
-    if base == "native":
+    if base in ("native", "shm"):   # shm: cache-line traffic, no message: nothing in LogP
         return None
     if P == 1:
         return 0.0

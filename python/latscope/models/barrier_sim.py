@@ -1,0 +1,531 @@
+"""LogP event simulation of the barrier rows, in the seed's benchmark loop (seed 002 §4.3, §5.1).
+
+The closed forms of :mod:`latscope.models.barrier` (seed 002 §5.1.2) give the critical path of
+one barrier that every rank enters at the same instant. The seed's benchmark measures something
+else: ``repeat {t0; barrier; t1; dummy work}``, each rank timing itself, per-rank statistic
+averaged over ranks. In that loop the ranks do not enter together: a rank released early starts
+its dummy work early and enters the next barrier early, so in steady state every rank's
+``t1 - t0`` is the period of the loop minus the dummy work — the longest dependency cycle
+(max-plus algebra), not the single-shot critical path. This module runs each row's message
+schedule (the exact sequence of sends and receives of ``src/algos/barrier.c``) under LogP, per
+rank clocks, through the same loop, and returns the quantity the benchmark reports.
+
+LogP rules (Culler et al.; seed 002 §5.1):
+
+* send: the sender is busy ``o_s``; consecutive sends of one rank start at least ``g`` apart;
+  the message is ready at the receiver ``L`` after the send ends.
+* receive: a receive finishes ``o_r`` after ``max(ready, receiver free)``; consecutive receives
+  of one rank start at least ``g`` apart; a Waitall processes its messages in arrival order.
+  ``o_r`` is what ``latscope-bench logp`` measures (time in MPI_Recv for a message that arrived
+  before the call), and ``L`` is the raw ``RTT/2 - o_s - o_r`` — possibly negative. Both
+  calibration benchmarks are then reproduced exactly: a receive already waiting finishes
+  ``L + o_r = RTT/2 - o_s`` after the send ends (the ping-pong), a late one ``o_r`` after its
+  call (the o_r benchmark). A negative ``L`` says a receive that waits costs less after the
+  arrival than one that finds the message queued; clamping it to 0 (as the parameter file
+  does for the closed forms) would make every waiting receive ``|L|`` too slow.
+* posting a receive (MPI_Irecv, the first half of MPI_Recv/MPI_Sendrecv) costs ``post_s`` of
+  CPU time. ``latscope-bench logp`` does not measure it (its ping-pong pre-posts the receive
+  outside the timed region), so it defaults to 0; a receive posted early is off the critical
+  path, one posted on it (the exchange rounds of dissemination/pairwise) is not.
+* a flag in shared memory (tree-shm's release) is seen ``flag_s`` after the store, default
+  ``max(L, 0)`` (one cache-line transfer, no send or receive overhead).
+* MPI_Bcast (the ``*-bcast``/``*-2net`` rows' release): ``bcast="p2p"`` (default) MPICH's
+  binomial broadcast of point-to-point messages, the largest subtree first (``h * ceil(log2 P)``,
+  as the closed form); ``bcast="flag"`` a shared-memory release like tree-shm's (what MPICH does
+  within one node by default: its POSIX release_gather broadcast).
+
+The simulation reproduces the closed forms for a simultaneous single entry where they are exact
+(:func:`single_shot_s`; tested in tests/python/test_barrier.py); where a closed form is an
+approximation (pairwise at a non-power of two, binomial's fan-out) the difference is documented
+there and in docs/barriers.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .errors import ModelError, require_int_at_least
+from .params import MessagePoint, ModelParams, message_point
+
+__all__ = [
+    "SimParams",
+    "LoopResult",
+    "SIM_ROWS",
+    "SIM_MODELS",
+    "row_program",
+    "model_program",
+    "simulate",
+    "single_shot_s",
+    "loop_time_s",
+    "row_loop_time_s",
+    "raw_latency_s",
+    "BCAST_MODELS",
+    "source_seconds",
+]
+
+
+# How MPI_Bcast releases the *-bcast/*-2net rows: "p2p" = MPICH's binomial tree of messages
+# (MPIR_Bcast_intra_binomial; the closed form's assumption); "flag" = a shared-memory release, one
+# store seen by every rank after flag_s (MPICH's ch4 POSIX "release_gather" broadcast, its default
+# within one node: measured here, the release costs what a message costs only with
+# MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM=mpir; see docs/barriers.md).
+BCAST_MODELS = ("p2p", "flag")
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """LogP parameters of the simulation (seconds). ``L_s`` may be negative (see the module doc)."""
+
+    o_s_s: float
+    o_r_s: float
+    L_s: float
+    g_s: float = 0.0
+    post_s: float = 0.0
+    flag_s: float | None = None
+    bcast: str = "p2p"
+
+    def __post_init__(self) -> None:
+        if self.bcast not in BCAST_MODELS:
+            raise ModelError(f"bcast = {self.bcast!r}: unknown; valid: {', '.join(BCAST_MODELS)}")
+        for name in ("o_s_s", "o_r_s", "g_s", "post_s"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
+        if not math.isfinite(self.L_s) or self.L_s + self.o_r_s < 0:
+            raise ModelError(f"L_s = {self.L_s!r}: L + o_r (the ping-pong's RTT/2 - o_s) must be >= 0")
+        if self.flag_s is not None and not (math.isfinite(self.flag_s) and self.flag_s >= 0):
+            raise ModelError(f"flag_s = {self.flag_s!r}: must be a finite number >= 0 (seconds)")
+
+    @property
+    def flag_latency_s(self) -> float:
+        return max(self.L_s, 0.0) if self.flag_s is None else self.flag_s
+
+    @property
+    def hop_s(self) -> float:
+        """One message to a receiver already waiting: ``o_s + L + o_r`` (the ping-pong's RTT/2)."""
+        return self.o_s_s + self.L_s + self.o_r_s
+
+    @classmethod
+    def from_params(cls, params: ModelParams | MessagePoint | "SimParams", *, size_bytes: float = 0,
+                    L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
+                    bcast: str | None = None) -> "SimParams":
+        """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
+        parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
+        returned as it is (the keyword values then apply only where given)."""
+        if isinstance(params, SimParams):
+            upd: dict[str, Any] = {}
+            if L_raw_s is not None:
+                upd["L_s"] = float(L_raw_s)
+            if post_s:
+                upd["post_s"] = post_s
+            if flag_s is not None:
+                upd["flag_s"] = flag_s
+            if bcast is not None:
+                upd["bcast"] = bcast
+            return replace(params, **upd) if upd else params
+        pt = params if isinstance(params, MessagePoint) else message_point(params, size_bytes)
+        # the MessagePoint's gaps are max(g, o); the simulation applies o itself, so g alone is
+        # the smaller of the two gaps (g <= o makes it irrelevant, as in the closed forms)
+        g = min(pt.send_gap_s, pt.recv_gap_s)
+        L = pt.L_s if L_raw_s is None else float(L_raw_s)
+        # RTT/2 < o_s (a fit too noisy to split) would make a waiting receive finish before the
+        # send ended: floor L + o_r at 0 rather than refuse
+        L = max(L, -pt.o_r_s)
+        return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=bcast or "p2p")
+
+
+def raw_latency_s(source: dict[str, Any] | None) -> float | None:
+    """The fit's unclamped ``L = RTT/2 - o_s - o_r`` from a parameter file's ``source`` (written by
+    `latscope fit logp`), or None when the file does not carry it."""
+    v = (source or {}).get("L_raw_s")
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def source_seconds(source: dict[str, Any] | None, key: str) -> float | None:
+    """A non-negative time ``key`` (``post_s``, ``flag_s``) from a parameter file's ``source``, or
+    None: `latscope fit logp` does not write them yet (docs/barriers.md says what to measure)."""
+    v = (source or {}).get(key)
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Programs: per rank, the operations of one barrier call, in the order src/algos/barrier.c
+# issues them. Ops: ("irecv", src, tag) post a receive; ("wait", n) wait for the last n posted
+# receives (MPI_Waitall: processed in arrival order); ("send", dst, tag) an eager send (MPI_Send
+# and MPI_Isend of an empty message both complete locally on shared memory); ("flag_set", key);
+# ("flag_wait", key); ("mcast", tag) one hardware multicast to every other rank (the seed's
+# exit), received with ("irecv", "mcast", tag); ("work", seconds) busy CPU time (tests, staggered
+# entry).
+
+Op = tuple[Any, ...]
+Program = Callable[[int, int, int], list[Op]]   # (rank, P, k) -> ops
+
+
+def _recv(src: int | str, tag: str) -> list[Op]:
+    return [("irecv", src, tag), ("wait", 1)]
+
+
+def _dissemination(me: int, P: int, k: int) -> list[Op]:
+    ops: list[Op] = []
+    j, d = 0, 1
+    while d < P:   # MPI_Sendrecv = Irecv, Isend, Waitall
+        ops += [("irecv", (me - d) % P, f"diss{j}"), ("send", (me + d) % P, f"diss{j}"), ("wait", 1)]
+        j, d = j + 1, d * 2
+    return ops
+
+
+def _pairwise(me: int, P: int, k: int) -> list[Op]:
+    P2 = 1 << (P.bit_length() - 1)
+    if me >= P2:
+        return [("send", me - P2, "fold_in")] + _recv(me - P2, "fold_out")
+    ops: list[Op] = _recv(me + P2, "fold_in") if me + P2 < P else []
+    j, d = 0, 1
+    while d < P2:
+        ops += [("irecv", me ^ d, f"pair{j}"), ("send", me ^ d, f"pair{j}"), ("wait", 1)]
+        j, d = j + 1, d * 2
+    if me + P2 < P:
+        ops.append(("send", me + P2, "fold_out"))
+    return ops
+
+
+def _knomial_gather(me: int, P: int, k: int, tag: str) -> tuple[list[Op], int, list[int]]:
+    """(ops, parent or -1, children in posting order) of the C knomial_gather."""
+    ops: list[Op] = []
+    kids: list[int] = []
+    s = 1
+    while s < P:
+        span = s * k
+        if me % span:
+            parent = me - me % span
+            if kids:
+                ops.append(("wait", len(kids)))
+            ops.append(("send", parent, tag))
+            return ops, parent, kids
+        i = 1
+        while i < k and me + i * s < P:
+            kids.append(me + i * s)
+            ops.append(("irecv", me + i * s, tag))
+            i += 1
+        s = span
+    if kids:
+        ops.append(("wait", len(kids)))
+    return ops, -1, kids
+
+
+def _knomial_release(parent: int, kids: list[int], tag: str) -> list[Op]:
+    ops: list[Op] = _recv(parent, tag) if parent >= 0 else []
+    return ops + [("send", c, tag) for c in reversed(kids)]   # largest subtree first
+
+
+def _binomial_bcast(me: int, P: int, tag: str) -> list[Op]:
+    """MPICH's MPIR_Bcast_intra_binomial from root 0: receive from the parent, then send to the
+    children, the largest subtree first."""
+    ops: list[Op] = []
+    mask = 1
+    while mask < P:
+        if me & mask:
+            ops += _recv(me - mask, tag)
+            break
+        mask <<= 1
+    mask >>= 1
+    while mask > 0:
+        if me + mask < P:
+            ops.append(("send", me + mask, tag))
+        mask >>= 1
+    return ops
+
+
+def _tree(me: int, P: int, k: int) -> list[Op]:
+    ops, parent, kids = _knomial_gather(me, P, k, "up")
+    return ops + _knomial_release(parent, kids, "down")
+
+
+def _tree_bcast(me: int, P: int, k: int) -> list[Op]:
+    return _knomial_gather(me, P, k, "up")[0] + [("bcast", "bcast")]
+
+
+def _tree_shm(me: int, P: int, k: int) -> list[Op]:
+    # one node: the node leader (rank 0) is the gather's root and bumps the flag the others spin on
+    ops, parent, _ = _knomial_gather(me, P, k, "up")
+    return ops + [("flag_set", "rel") if parent < 0 else ("flag_wait", "rel")]
+
+
+def _linear_gather(me: int, P: int) -> list[Op]:
+    # rank 0 receives P-1 arrivals in any order (MPI_ANY_SOURCE): arrival order, as a Waitall
+    if me:
+        return [("send", 0, "lin_up")]
+    return [("irecv", i, "lin_up") for i in range(1, P)] + ([("wait", P - 1)] if P > 1 else [])
+
+
+def _linear(me: int, P: int, k: int) -> list[Op]:
+    if me:
+        return _linear_gather(me, P) + _recv(0, "lin_down")
+    return _linear_gather(me, P) + [("send", i, "lin_down") for i in range(1, P)]
+
+
+def _linear_bcast(me: int, P: int, k: int) -> list[Op]:
+    return _linear_gather(me, P) + [("bcast", "bcast")]
+
+
+def _binomial(me: int, P: int, k: int) -> list[Op]:
+    low = (me & -me) if me else P
+    kids = []
+    d = 1
+    while d < low and me + d < P:
+        kids.append(me + d)
+        d <<= 1
+    ops: list[Op] = [("irecv", c, "bin_up") for c in kids]
+    if kids:
+        ops.append(("wait", len(kids)))
+    if me:
+        ops += [("send", me - low, "bin_up")] + _recv(me - low, "bin_down")
+    return ops + [("send", c, "bin_down") for c in kids]   # Isend in order: smallest subtree first
+
+
+def _tournament(me: int, P: int, k: int) -> list[Op]:
+    ops: list[Op] = []
+    d = 1
+    while d < P:
+        if me & d:
+            ops += [("send", me - d, "tour_up")] + _recv(me - d, "tour_down")
+            break
+        if me + d < P:
+            ops += _recv(me + d, "tour_up")
+        d <<= 1
+    d >>= 1
+    while d >= 1:
+        if me + d < P:
+            ops.append(("send", me + d, "tour_down"))
+        d >>= 1
+    return ops
+
+
+def _kary_mcast(me: int, P: int, k: int) -> list[Op]:
+    """The seed's k-ary tree: k-nomial gather, release by one hardware multicast (one hop)."""
+    ops, parent, _ = _knomial_gather(me, P, k, "up")
+    if P == 1:
+        return ops
+    return ops + ([("mcast", "rel")] if parent < 0 else _recv("mcast", "rel"))
+
+
+def _linear_mcast(me: int, P: int, k: int) -> list[Op]:
+    if P == 1:
+        return []
+    return _linear_gather(me, P) + ([("mcast", "rel")] if me == 0 else _recv("mcast", "rel"))
+
+
+# registry rows (src/algos/barrier.c): base name -> program; native has no schedule (None)
+SIM_ROWS: dict[str, Program | None] = {
+    "dissemination": _dissemination,
+    "pairwise": _pairwise,
+    "tree": _tree,
+    "tree-bcast": _tree_bcast,
+    "tree-shm": _tree_shm,
+    "tree-2net": _tree_bcast,        # one machine: both "networks" are one; same schedule
+    "binomial": _binomial,
+    "linear": _linear,
+    "linear-bcast": _linear_bcast,
+    "linear-2net": _linear_bcast,    # the Iprobe polling over two communicators is not modelled
+    "tournament": _tournament,
+    "native": None,
+    "shm": None,                     # shared-memory counter + release word: no messages, no LogP schedule
+}
+
+# the seed-model algorithms of models.barrier.BARRIER_ALGORITHMS (multicast = one hop)
+SIM_MODELS: dict[str, Program] = {
+    "dissemination": _dissemination,
+    "shuffle-exchange": _pairwise,
+    "binary-tree": lambda me, P, k: _kary_mcast(me, P, 2),
+    "kary-tree": _kary_mcast,
+    "kary-tree-p2p": _tree,
+    "linear": _linear,
+    "linear-bcast": _linear_mcast,
+    "tournament": _tournament,
+    "binomial": _binomial,
+    "null": lambda me, P, k: [],
+}
+
+
+def row_program(row: str) -> tuple[Program | None, int]:
+    """(program, k) of registry row ``row`` (``"tree:k=3"``); program None for ``native``, ``shm``
+    and any row without a message schedule here; an unknown row raises ModelError."""
+    from .barrier import parse_row   # late: barrier.py imports this module
+
+    base, k = parse_row(row)
+    # a registry row without a schedule here (a new row not yet modelled) has no prediction
+    return SIM_ROWS.get(base), (k or 2)
+
+
+def model_program(alg: str) -> Program:
+    if alg not in SIM_MODELS:
+        raise ModelError(f"barrier algorithm {alg!r}: unknown; valid: {', '.join(SIM_MODELS)}")
+    return SIM_MODELS[alg]
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """Per-rank barrier times of the simulated loop (seconds) and their summaries."""
+
+    per_rank_median_s: list[float]
+    per_rank_mean_s: list[float]
+    single_shot_s: float          # critical path of the first barrier (simultaneous entry)
+
+    @property
+    def mean_of_medians_s(self) -> float:
+        """What `latscope barrier compare` reports as measured: each rank's median, averaged."""
+        return sum(self.per_rank_median_s) / len(self.per_rank_median_s)
+
+    @property
+    def mean_of_means_s(self) -> float:
+        return sum(self.per_rank_mean_s) / len(self.per_rank_mean_s)
+
+
+def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations: int = 1,
+             dummy_s: float = 30e-6) -> list[list[float]]:
+    """Run ``iterations`` barriers of ``program`` on ``P`` ranks, each followed by ``dummy_s`` of
+    work, all ranks starting at 0; return ``times[rank][iteration]`` = exit - entry of each call.
+
+    Ranks advance as far as their inputs allow; a receive waits for the matching send (per
+    (source, destination, tag) channel, in order: MPI's non-overtaking rule).
+    """
+    P = require_int_at_least("P (processes)", P, 1)
+    k = require_int_at_least("k (tree arity)", k, 2)
+    if dummy_s < 0:
+        raise ModelError(f"dummy work = {dummy_s!r} s: must be >= 0")
+    p = params
+
+    def expand(ops: list[Op], me: int) -> list[Op]:
+        # ("bcast", tag): MPI_Bcast from rank 0 as params.bcast says
+        out: list[Op] = []
+        for op in ops:
+            if op[0] != "bcast":
+                out.append(op)
+            elif p.bcast == "p2p":
+                out += _binomial_bcast(me, P, op[1])
+            elif P > 1:
+                out.append(("flag_set", op[1]) if me == 0 else ("flag_wait", op[1]))
+        return out
+
+    progs = [expand(program(r, P, k), r) for r in range(P)]
+    cpu = [0.0] * P                      # each rank's clock
+    last_send = [-math.inf] * P          # start of its last send (gap g)
+    last_recv = [-math.inf] * P          # start of its last receive processing (gap g)
+    sends: dict[tuple[Any, ...], list[float]] = defaultdict(list)   # channel -> send end times
+    posted_n: dict[tuple[Any, ...], int] = defaultdict(int)         # channel -> receives posted
+    flags: dict[tuple[str, int], float] = {}                        # (key, iteration) -> store time
+    it = [0] * P
+    pc = [0] * P
+    pending: list[list[tuple[tuple[Any, ...], int]]] = [[] for _ in range(P)]
+    entry = [0.0] * P
+    times: list[list[float]] = [[] for _ in range(P)]
+    done = [iterations == 0] * P
+
+    def ready(chan: tuple[Any, ...], idx: int) -> float | None:
+        lst = sends.get(chan)
+        return lst[idx] + p.L_s if lst is not None and idx < len(lst) else None
+
+    while not all(done):
+        progressed = False
+        for r in range(P):
+            while not done[r]:
+                ops = progs[r]
+                if pc[r] == len(ops):            # barrier exit: record, dummy work, next entry
+                    times[r].append(cpu[r] - entry[r])
+                    it[r] += 1
+                    pc[r] = 0
+                    progressed = True
+                    if it[r] == iterations:
+                        done[r] = True
+                        break
+                    cpu[r] += dummy_s
+                    entry[r] = cpu[r]
+                    continue
+                op = ops[pc[r]]
+                kind = op[0]
+                if kind == "irecv":
+                    chan = ("mcast", op[2], r) if op[1] == "mcast" else (op[1], r, op[2])
+                    pending[r].append((chan, posted_n[chan]))
+                    posted_n[chan] += 1
+                    cpu[r] += p.post_s
+                elif kind == "send":
+                    start = max(cpu[r], last_send[r] + p.g_s)
+                    last_send[r] = start
+                    cpu[r] = start + p.o_s_s
+                    sends[(r, op[1], op[2])].append(cpu[r])
+                elif kind == "mcast":
+                    start = max(cpu[r], last_send[r] + p.g_s)
+                    last_send[r] = start
+                    cpu[r] = start + p.o_s_s
+                    for q in range(P):
+                        if q != r:
+                            sends[("mcast", op[1], q)].append(cpu[r])
+                elif kind == "wait":
+                    n = op[1]
+                    reqs = pending[r][-n:]
+                    arr = [ready(c, i) for c, i in reqs]
+                    if any(a is None for a in arr):
+                        break                   # a matching send has not happened yet
+                    del pending[r][-n:]
+                    for a in sorted(arr):       # type: ignore[type-var]
+                        start = max(cpu[r], a, last_recv[r] + p.g_s)
+                        last_recv[r] = start
+                        cpu[r] = start + p.o_r_s
+                elif kind == "work":
+                    cpu[r] += op[1]
+                elif kind == "flag_set":
+                    flags[(op[1], it[r])] = cpu[r]
+                elif kind == "flag_wait":
+                    t = flags.get((op[1], it[r]))
+                    if t is None:
+                        break
+                    cpu[r] = max(cpu[r], t + p.flag_latency_s)
+                else:   # pragma: no cover - programs are built above
+                    raise ModelError(f"internal: unknown op {op!r}")
+                pc[r] += 1
+                progressed = True
+        if not progressed:
+            raise ModelError(f"internal: simulated barrier deadlocked at P = {P}, k = {k}")
+    return times
+
+
+def single_shot_s(program: Program, P: int, k: int, params: SimParams) -> float:
+    """Critical path of one barrier that every rank enters at 0: the last rank's exit time."""
+    return max(t[0] for t in simulate(program, P, k, params, iterations=1))
+
+
+def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s: float = 30e-6,
+                iterations: int = 60, warmup: int = 20) -> LoopResult:
+    """The seed's benchmark loop in steady state: per-rank median and mean of ``t1 - t0`` over the
+    iterations after ``warmup``, and the single-shot critical path of the first call."""
+    if iterations <= warmup:
+        raise ModelError(f"iterations = {iterations}: must exceed warmup = {warmup}")
+    times = simulate(program, P, k, params, iterations=iterations, dummy_s=dummy_s)
+    meds, means = [], []
+    for t in times:
+        tail = sorted(t[warmup:])
+        n = len(tail)
+        meds.append(tail[n // 2] if n % 2 else 0.5 * (tail[n // 2 - 1] + tail[n // 2]))
+        means.append(sum(tail) / n)
+    return LoopResult(per_rank_median_s=meds, per_rank_mean_s=means, single_shot_s=max(t[0] for t in times))
+
+
+def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row: str, *, dummy_s: float = 30e-6,
+                    L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
+                    bcast: str | None = None, size_bytes: float = 0) -> float | None:
+    """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
+    over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``."""
+    P = require_int_at_least("P (processes)", P, 1)
+    prog, k = row_program(row)
+    if prog is None:
+        return None
+    sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
+                               bcast=bcast)
+    return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s
