@@ -4,7 +4,11 @@
  * by the one driver on the first rank's clock. One metadata record, then one point record per
  * (measurement, size), op = o_s | o_r | rtt | g | g_nb | g_r | rtt_train; the trains' records
  * (g, g_nb, g_r, rtt_train: back-to-back streams, what a processor that keeps sending or receiving
- * pays per message) carry the train length as window and time per message as the value. `latscope fit logp` derives L = RTT/2 - o_s - o_r, G, PLogP. */
+ * pays per message) carry the train length as window and time per message as the value; post
+ * (time in MPI_Irecv, nothing to match), flag (one-way shared-memory flag latency) and mcast
+ * (out by MPI_Bcast, back by a message) are what barrier releases cost beyond LogP, measured at the
+ * smallest size only, flag only for a pair on one node.
+ * `latscope fit logp` derives L = RTT/2 - o_s - o_r, G, PLogP. */
 #include "bench_cli.h"
 #include "latscope/logp.h"
 #include <errno.h>
@@ -19,7 +23,9 @@ static const struct option own[] = {
 
 static const char *HELP =
     "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
-    "  --ops LIST       measurements: o_s, o_r, rtt, g, g_r (default all; grammar a,b,-c)\n"
+    "  --ops LIST       measurements (default all; grammar a,b,-c): o_s, o_r, rtt, g, g_nb, g_r,\n"
+    "                   rtt_train per size; post, flag, mcast at the smallest size (flag: a pair on\n"
+    "                   one node, skipped otherwise)\n"
     "  --train N        g, g_r: messages per train (2..1024, default 32)\n"
     "  --delay D        o_r, g_r: wait between the partner's send(s) and the timed receive(s) (e.g.\n"
     "                   50us; default: twice a quick RTT of the size, at least 10us; g_r adds RTT/2 per\n"
@@ -30,6 +36,9 @@ static const char *HELP =
     "  --sync, --raw, -o, --progress; see latscope-bench --help). Timing: the first rank's clock.\n"
     "Test hook: LATSCOPE_TEST_SEND_COST_S / LATSCOPE_TEST_RECV_COST_S add a busy-wait inside every\n"
     "send / receive call path of these measurements (tests only).\n";
+
+/* measured once, at the smallest size: neither depends on the message size */
+static int size_independent(const char *op) { return !strcmp(op, "post") || !strcmp(op, "flag") || !strcmp(op, "mcast"); }
 
 static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *ops_spec = "all", *pair_s = "0:1";
@@ -95,12 +104,41 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
         return 1;
     }
     lts_logp_set_delay(delay);
+    /* flag needs the pair in one shared-memory domain: compare the node leaders' world ranks.
+     * Test hook (tests only), as the shm barrier's: LATSCOPE_TEST_SHM_NODE_SIZE=m makes "nodes"
+     * of m consecutive ranks, so the skip is tested on one machine. */
+    int pair_shares_node = 0;
+    {
+        MPI_Comm node;
+        int lead = a->me, *leads = malloc((size_t)a->P * sizeof *leads);
+        const char *fake = getenv("LATSCOPE_TEST_SHM_NODE_SIZE");
+        int m = fake ? atoi(fake) : 0;
+        if (m >= 1) MPI_Comm_split(MPI_COMM_WORLD, a->me / m, a->me, &node);
+        else MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, a->me, MPI_INFO_NULL, &node);
+        MPI_Bcast(&lead, 1, MPI_INT, 0, node);
+        MPI_Comm_free(&node);
+        if (leads) {
+            MPI_Allgather(&lead, 1, MPI_INT, leads, 1, MPI_INT, MPI_COMM_WORLD);
+            pair_shares_node = leads[group[0]] == leads[group[1]];
+            free(leads);
+        }
+    }
+    size_t smallest = o.sizes[0];
+    for (size_t s = 1; s < o.nsizes; s++) if (o.sizes[s] < smallest) smallest = o.sizes[s];
+    int flag_idx = lts_reg_find(&lts_logp_registry, "flag");
+    if (flag_idx >= 0 && (mask >> flag_idx & 1) && !pair_shares_node) {
+        mask &= ~((uint64_t)1 << flag_idx);
+        if (a->me == 0)
+            fprintf(stderr, "latscope-bench logp: flag not measured: ranks %d and %d are on different nodes (no "
+                            "shared memory between them)\n", group[0], group[1]);
+    }
     lts_run_info_t info = {"latscope-bench", "logp", "logp", "seq", o.timing, &o.timer, &o.pol, common_sync(&o)->name,
                            o.seed, full_argc, full_argv, o.sizes, o.nsizes, -1, train};
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
-    size_t nops = 0;
-    for (size_t i = 0; i < lts_logp_registry.count; i++) nops += (mask >> i) & 1;
-    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nops * o.nsizes, rc != 0};
+    size_t npoints = 0;
+    for (size_t i = 0; i < lts_logp_registry.count; i++)
+        if ((mask >> i) & 1) npoints += size_independent(lts_reg_row(&lts_logp_registry, i)->name) ? 1 : o.nsizes;
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, npoints, rc != 0};
     for (size_t i = 0; i < lts_logp_registry.count && rc == LTS_OK; i++) {
         if (!(mask & ((uint64_t)1 << i))) continue;
         lts_op_desc_t op;
@@ -113,8 +151,8 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
         cfg.mode = LTS_MODE_SEQ;
         cfg.groups = group;
         cfg.ngroups = 1;
-        cfg.sizes = o.sizes;
-        cfg.nsizes = o.nsizes;
+        cfg.sizes = size_independent(name) ? &smallest : o.sizes;
+        cfg.nsizes = size_independent(name) ? 1 : o.nsizes;
         cfg.reply_bytes = -1;
         cfg.window = win;
         cfg.measure.timer = &o.timer;
@@ -130,5 +168,5 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
     return common_finish(a, &o, rc, e.io_error, "logp");
 }
 
-LTS_BENCH_COMMAND("logp", "latscope-bench logp [options]     LogP/LogGP/PLogP parameters of a pair (o_s, o_r, rtt, g)",
+LTS_BENCH_COMMAND("logp", "latscope-bench logp [options]     LogP/LogGP/PLogP parameters of a pair (o_s, o_r, rtt, g, ...)",
                   cmd_logp)

@@ -49,16 +49,19 @@ def main() -> int:
         f = logp.fit_logp([load(lp)])
         params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
         print(f"LogP (np 2): L = {f.L_s * 1e9:.0f} ns (raw), o_s = {f.o_s_s * 1e9:.0f} ns, o_r = {f.o_r_s * 1e9:.0f} ns, "
-              f"g = {f.g_s * 1e9:.0f} ns; RTT/2 = o_s + L + o_r = {(f.o_s_s + f.L_s + f.o_r_s) * 1e9:.0f} ns")
+              f"g = {f.g_s * 1e9:.0f} ns; RTT/2 = o_s + L + o_r = {(f.o_s_s + f.L_s + f.o_r_s) * 1e9:.0f} ns; "
+              f"post = {(f.post_s or 0) * 1e9:.0f} ns, flag = "
+              + ("-" if f.flag_s is None else f"{f.flag_s * 1e9:.0f} ns") + ", mcast = "
+              + ("-" if f.mcast_s is None else f"{f.mcast_s * 1e9:.0f} ns"))
         res = []
         for np_ in nps:
             out = Path(td) / f"b{np_}.jsonl"
             run(np_, bench_args("all", 30e-6, a.reps) + ["-o", str(out)])
             res.append(load(out))
-        # post_s / flag_s: used once latscope fit logp provides them (docs/barriers.md); until then
-        # the loop simulation takes 0 and max(L, 0)
-        df = compare_results(params, res, L_raw_s=f.L_s, post_s=getattr(f, "post_s", None) or 0.0,
-                             flag_s=getattr(f, "flag_s", None))
+        # post_s / flag_s: logp's post and flag (measured above, like every other parameter)
+        # MPI_Bcast release: "auto" (mcast where the measured broadcast beats a message on one host)
+        df = compare_results(params, res, L_raw_s=f.L_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
+                             mcast_s=f.mcast_s)
     ok = True
     print("\npredicted: closed = seed §5.1.2 closed form (simultaneous entry); loop = LogP simulation of the "
           "benchmark loop (the error uses this one)")

@@ -12,10 +12,13 @@
                      simulated under LogP through the benchmark's own loop in steady state
                      (what is measured); the relative error is the loop prediction's.
       The simulation uses the fit's raw L = RTT/2 - o_s - o_r (the file's source.L_raw_s), which
-      may be negative; --post (receive posting cost) and --flag (shared-memory flag latency) are
-      parameters `latscope-bench logp` does not measure yet (default 0 and max(L, 0)); --bcast flag
-      models MPI_Bcast as a shared-memory release (MPICH's default on one node) instead of the
-      binomial tree of messages the closed form assumes.
+      may be negative; --post (receive posting cost) and --flag (shared-memory flag latency) default
+      to the file's source.post_s / source.flag_s (latscope-bench logp's post and flag, written
+      by latscope fit logp), else 0 and max(L, 0); --bcast says how MPI_Bcast releases the
+      *-bcast/*-2net rows: p2p (the binomial tree of messages the closed form assumes), flag,
+      mcast (the seed's multicast exit at the library's broadcast latency, source.mcast_s) or
+      auto (default: mcast where that broadcast beats a message and the ranks share one host,
+      which is MPICH's shared-memory release; else p2p), chosen per results file.
 
 Measured value: the seed averages each rank's mean over ranks; on a shared, noisy machine a mean
 is dominated by scheduler outliers, so `compare` uses each rank's median averaged over ranks
@@ -35,7 +38,8 @@ import pandas as pd
 
 from latscope.models import ModelError, load_params
 from latscope.models.barrier import row_loop_time_s, row_time_s
-from latscope.models.barrier_sim import BCAST_MODELS, raw_latency_s, source_seconds
+from latscope.loop_options import add_loop_options, loop_options
+from latscope.models.barrier_sim import SimParams, raw_latency_s, resolve_bcast
 from latscope.results import Results, ResultsError, load
 from latscope.run import LaunchError, run_program
 from latscope.units import fmt_time, parse_duration
@@ -75,11 +79,11 @@ def dummy_work_s(meta: dict[str, Any], default: float = 30e-6) -> float:
 
 
 def compare(params: Any, paths: list[str], *, L_raw_s: float | None = None, post_s: float = 0.0,
-            flag_s: float | None = None, bcast: str | None = None) -> pd.DataFrame:
+            flag_s: float | None = None, bcast: str | None = None, mcast_s: float | None = None) -> pd.DataFrame:
     """One row per (file, algorithm): P, both predictions, measured, relative errors (None without
     a model)."""
     return compare_results(params, [load(p) for p in paths], L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
-                           bcast=bcast)
+                           bcast=bcast, mcast_s=mcast_s)
 
 
 def _rel(pred: float | None, meas: float) -> float | None:
@@ -87,13 +91,15 @@ def _rel(pred: float | None, meas: float) -> float | None:
 
 
 def compare_results(params: Any, results: list[Results], *, L_raw_s: float | None = None, post_s: float = 0.0,
-                    flag_s: float | None = None, bcast: str | None = None) -> pd.DataFrame:
+                    flag_s: float | None = None, bcast: str | None = None,
+                    mcast_s: float | None = None) -> pd.DataFrame:
     """compare() on loaded results (barrier records of any of them; others are ignored).
 
     Columns: ``closed_form_s`` (the seed's single-entry critical path, row_time_s),
     ``predicted_s`` (the steady-state loop simulation, row_loop_time_s: the same loop, dummy work
     and statistic as the measurement), ``measured_s``, ``rel_err`` (of ``predicted_s``),
-    ``closed_form_rel_err``."""
+    ``closed_form_rel_err``, ``bcast`` (the MPI_Bcast model used: ``bcast``, or for None / "auto"
+    resolve_bcast's choice for each file's hosts)."""
     rows = []
     for res in results:
         p = res.path
@@ -103,17 +109,23 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
         df = df[(df["bench"] == "coll") & (df["op"] == "barrier")]
         P = int(res.meta.get("ranks") or 0)
         dummy = dummy_work_s(res.meta)
+        hosts = res.meta.get("rank_hosts") or res.meta.get("hosts") or []
+        try:
+            sp = SimParams.from_params(params, L_raw_s=L_raw_s)
+            model = resolve_bcast(bcast, mcast_s=mcast_s, hop_s=sp.hop_s, one_host=len(set(hosts)) <= 1)
+        except ModelError:
+            model = "p2p"
         for _, r in df.iterrows():
             meas, seed_avg = measured_s(r)
             try:
                 closed = row_time_s(params, P, str(r["alg"]))
                 loop = row_loop_time_s(params, P, str(r["alg"]), dummy_s=dummy, L_raw_s=L_raw_s, post_s=post_s,
-                                       flag_s=flag_s, bcast=bcast)
+                                       flag_s=flag_s, bcast=model, mcast_s=mcast_s)
             except ModelError:
                 closed = loop = None   # a user-registered algorithm: no model
             rows.append({"alg": r["alg"], "P": P, "predicted_s": loop, "closed_form_s": closed, "measured_s": meas,
                          "seed_mean_of_means_s": seed_avg, "rel_err": _rel(loop, meas),
-                         "closed_form_rel_err": _rel(closed, meas), "file": str(p)})
+                         "closed_form_rel_err": _rel(closed, meas), "bcast": model, "file": str(p)})
     return pd.DataFrame(rows)
 
 
@@ -138,12 +150,7 @@ def add_parser(sub: Any) -> None:
     c = bs.add_parser("compare", help="every algorithm at every P measured: predicted, measured, relative error")
     c.add_argument("--params", required=True, help="LogP/LogGP/PLogP parameters (latscope fit logp --json)")
     c.add_argument("files", nargs="+", help="results files of latscope barrier bench / coll --op barrier")
-    c.add_argument("--post", default=None, help="receive posting cost for the loop simulation (default: the "
-                   "file's source.post_s, else 0: latscope-bench logp does not measure it yet)")
-    c.add_argument("--flag", default=None, help="shared-memory flag latency for the loop simulation "
-                   "(default: the file's source.flag_s, else max(L, 0))")
-    c.add_argument("--bcast", choices=BCAST_MODELS, default="p2p", help="MPI_Bcast release in the loop simulation: "
-                   "p2p = binomial tree of messages (default), flag = shared-memory release (MPICH's on one node)")
+    add_loop_options(c, "the loop simulation", "auto")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -191,20 +198,11 @@ def main(args: argparse.Namespace) -> int:
         except LaunchError as e:
             return _fail(str(e))
         return cp.returncode
-    vals: dict[str, float | None] = {}
-    for opt, text in (("--post", args.post), ("--flag", args.flag)):
-        try:
-            vals[opt] = None if text is None else parse_duration(text)
-        except ValueError as e:
-            return _fail(f"{opt} {text}: {e}")
-        if vals[opt] is not None and vals[opt] < 0:   # type: ignore[operator]
-            return _fail(f"{opt} {text}: must be >= 0 (seconds, with a unit)")
     try:
         ps = load_params(args.params)
-        post = vals["--post"] if vals["--post"] is not None else (source_seconds(ps.source, "post_s") or 0.0)
-        flag = vals["--flag"] if vals["--flag"] is not None else source_seconds(ps.source, "flag_s")
-        df = compare(ps.model, args.files, L_raw_s=raw_latency_s(ps.source), post_s=post, flag_s=flag,
-                     bcast=args.bcast)
+        lo = loop_options(args, ps.source)
+        df = compare(ps.model, args.files, L_raw_s=raw_latency_s(ps.source), post_s=lo.post_s, flag_s=lo.flag_s,
+                     bcast=lo.bcast, mcast_s=lo.mcast_s)
     except (ModelError, ResultsError) as e:
         return _fail(str(e))
     except FileNotFoundError as e:

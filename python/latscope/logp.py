@@ -15,6 +15,8 @@ and from them (seed 002 §5.1: RTT/2 = o_s + L + o_r)
   Streams, when measured (STREAM_OPS: g_nb, g_r, rtt_train): per-size medians kept beside the
   table (SizeRow.stream, source.per_size, source.stream) for models of applications that send
   and receive back to back (latscope.apps_twins); the LogGP parameters do not use them.
+  post, flag and mcast, when measured (AUX_OPS): source.post_s / flag_s / mcast_s for the barrier loop
+  simulation (latscope.models.barrier_sim).
 
 Robustness as netgauge: medians per size (never means), a distribution-free CI of each median
 (binomial order statistics; from the record's own CI when no raw samples were kept), Theil-Sen
@@ -49,6 +51,19 @@ OPS = ("o_s", "o_r", "rtt", "g")
 #   g_r        time per message of a train of receives of messages that have arrived
 #   rtt_train  round-trip time of back-to-back ping-pongs
 STREAM_OPS = ("g_nb", "g_r", "rtt_train")
+# Costs LogP has no parameter for, measured once (at the smallest size; neither depends on it) for
+# the barrier loop simulation (models/barrier_sim.py, docs/barriers.md):
+#   post  time in MPI_Irecv when nothing matching has arrived: a receive posted on the critical
+#         path (MPI_Sendrecv's exchange rounds) pays it before its message can be matched
+#   flag  one-way latency of a 64-bit flag in an MPI-3 shared-memory window (half a flag
+#         ping-pong): the release of the tree-shm row; only for a pair on one node
+#   mcast one-way latency of the library's MPI_Bcast on the pair: the op times out by a broadcast
+#         from the first rank and back by a pre-posted message, so mcast_s = mcast - RTT/2 (the
+#         smallest size's, the way back being a ping-pong's half): the seed's multicast exit as
+#         this MPI provides it (the *-bcast rows' release)
+# Written to the parameter file as source.post_s / flag_s / mcast_s (with their CIs under
+# source.post / flag / mcast), where `latscope barrier compare` and `predict barrier` read them.
+AUX_OPS = ("post", "flag", "mcast")
 
 
 class LogPFitError(ValueError):
@@ -106,6 +121,22 @@ class LogPFit:
     confidence: float
     ranks: int | None
     notes: list[str] = field(default_factory=list)
+    aux: dict[str, Estimate] = field(default_factory=dict)   # AUX_OPS measured (post, flag)
+
+    @property
+    def post_s(self) -> float | None:
+        """Time in MPI_Irecv with nothing to match (``None`` when not measured)."""
+        return self.aux["post"].value_s if "post" in self.aux else None
+
+    @property
+    def flag_s(self) -> float | None:
+        """One-way shared-memory flag latency (``None`` when not measured: not on one node)."""
+        return self.aux["flag"].value_s if "flag" in self.aux else None
+
+    @property
+    def mcast_s(self) -> float | None:
+        """One-way MPI_Bcast latency on the pair (``None`` when not measured)."""
+        return self.aux["mcast"].value_s if "mcast" in self.aux else None
 
     def loggp_params(self) -> dict[str, Any]:
         p: dict[str, Any] = {"L_s": max(0.0, self.L_s), "o_s_s": self.o_s_s, "o_r_s": self.o_r_s, "g_s": self.g_s,
@@ -144,6 +175,9 @@ class LogPFit:
             "hockney": self.hockney.to_dict() if self.hockney else None,
             "notes": self.notes,
         }
+        for op, e in self.aux.items():   # post_s, flag_s: read by the barrier loop simulation
+            src[f"{op}_s"] = e.value_s
+            src[op] = e.to_dict()
         if meta:
             src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time", "hosts", "ranks")})
         return src
@@ -232,7 +266,7 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
             continue
         ranks = ranks or res.meta.get("ranks")
         for i, row in enumerate(df.itertuples(index=False)):
-            if row.op in OPS or row.op in STREAM_OPS:
+            if row.op in OPS or row.op in STREAM_OPS or row.op in AUX_OPS:
                 where.setdefault((row.op, int(row.size_bytes)), []).append((res, i))
     if not where:
         raise LogPFitError("no logp records (bench 'logp', op o_s, o_r, rtt, g): run latscope-bench logp first")
@@ -297,9 +331,24 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
             hk = fit.hockney_regression(Results(meta={}, points=df), None, confidence)
         except fit.FitError as e:
             notes.append(f"Hockney fit skipped: {e}")
+    # post, flag: size-independent, measured at the smallest size (the smallest one present)
+    aux = {}
+    for op in AUX_OPS:
+        at = sorted(s for (o, s) in where if o == op)
+        if at:
+            aux[op] = _estimate(where[(op, at[0])], confidence)
+    if "mcast" in aux:
+        # out by MPI_Bcast, back by a message: subtract the ping-pong's half (interval arithmetic
+        # for the CI: the two medians are independent, their intervals' ends combine)
+        m, h = aux["mcast"], small.rtt
+        aux["mcast"] = Estimate(m.value_s - h.value_s / 2, m.ci_lo_s - h.ci_hi_s / 2, m.ci_hi_s - h.ci_lo_s / 2, m.n)
+        if aux["mcast"].value_s < 0:
+            notes.append(f"mcast - RTT/2 = {aux['mcast'].value_s:.3e} s is negative: the broadcast's one-way latency "
+                         "is below what the round trips resolve; the barrier simulation will not use it")
     return LogPFit(L_s=small.L_s, o_s_s=small.o_s.value_s, o_r_s=small.o_r.value_s, g_s=small.g.value_s,
                    G_s_per_byte=G, G_ci_s_per_byte=G_ci, G_sizes_bytes=G_sizes, G_rejected_bytes=G_rej,
-                   plogp_L_s=plogp_L, rows=rows, hockney=hk, confidence=confidence, ranks=ranks, notes=notes)
+                   plogp_L_s=plogp_L, rows=rows, hockney=hk, confidence=confidence, ranks=ranks, notes=notes,
+                   aux=aux)
 
 
 def fit_files(paths: list[str], confidence: float = 0.95, large_from_bytes: int | None = None) -> tuple[LogPFit, dict]:

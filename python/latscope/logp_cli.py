@@ -29,7 +29,8 @@ def _ci(e: logp.Estimate) -> str:
     return f"{fmt_time(e.value_s)} [{fmt_time(e.ci_lo_s)}, {fmt_time(e.ci_hi_s)}]"
 
 
-def print_fit(f: logp.LogPFit, out: Any = sys.stdout) -> None:
+def print_fit(f: logp.LogPFit, out: Any = None) -> None:
+    out = out if out is not None else sys.stdout   # looked up at call time (redirected streams)
     print(f"PLogP per size (medians, {100 * f.confidence:g}% CI):", file=out)
     print(f"{'size':>9}  {'o_s':>28}  {'o_r':>28}  {'g':>28}  {'RTT/2':>10}  {'L=RTT/2-o_s-o_r':>16}", file=out)
     for r in f.rows:
@@ -49,6 +50,10 @@ def print_fit(f: logp.LogPFit, out: Any = sys.stdout) -> None:
           + (f"; rejected {', '.join(fmt_size(s) for s in f.G_rejected_bytes)}" if f.G_rejected_bytes else "") + ")",
           file=out)
     print(f"PLogP: L = RTT(0)/2 - g(0) = {fmt_time(f.plogp_L_s)}", file=out)
+    if f.aux:   # beyond LogP, for the barrier loop simulation (source.post_s / source.flag_s)
+        what = {"post": "post (MPI_Irecv, nothing to match)", "flag": "flag (shared memory, one way)",
+                "mcast": "mcast (MPI_Bcast, one way)"}
+        print("not in LogP: " + "  ".join(f"{what[op]} = {_ci(e)}" for op, e in f.aux.items()), file=out)
     if f.hockney:
         h = f.hockney
         print(f"Hockney (RTT/2 = alpha + beta m): alpha = {fmt_time(h.alpha_s)}  beta = {h.beta_s_per_byte * 1e9:.4g} ns/B",

@@ -31,8 +31,8 @@ from latscope.models.barrier import (
     row_loop_time_s,
     row_time_s,
 )
-from latscope.models.barrier_sim import BCAST_MODELS, raw_latency_s, source_seconds
-from latscope.units import parse_duration
+from latscope.loop_options import add_loop_options, loop_options, seconds_option
+from latscope.models.barrier_sim import raw_latency_s
 
 __all__ = ["add_parser", "main", "predict_barrier"]
 
@@ -99,14 +99,11 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
     row_t = {r: row_time_s(params, args.np, r, size_bytes=args.size) for r in rows}
     # the loop simulation takes the fit's raw L (source.L_raw_s) unless --L was given explicitly
     L_raw = raw_latency_s(ps.source) if ps is not None and getattr(args, "L_s", None) is None else None
-    dummy, post, flag = _loop_opts(args)
-    if ps is not None:   # values a parameter file may carry (source.post_s / flag_s), unless given
-        if getattr(args, "post", None) is None:
-            post = source_seconds(ps.source, "post_s") or 0.0
-        if flag is None:
-            flag = source_seconds(ps.source, "flag_s")
+    dummy = _dummy_work(args)
+    lo = loop_options(args, ps.source if ps is not None else None)   # --post/--flag, else the file's
+    post, flag = lo.post_s, lo.flag_s
     row_loop = {r: row_loop_time_s(params, args.np, r, dummy_s=dummy, L_raw_s=L_raw, post_s=post, flag_s=flag,
-                                   bcast=args.bcast, size_bytes=args.size) for r in rows}
+                                   bcast=lo.bcast, mcast_s=lo.mcast_s, size_bytes=args.size) for r in rows}
     if pred is None and not row_t:
         raise ModelError(f"algs = {args.alg!r}: excludes every algorithm")
     known = {r: t for r, t in row_t.items() if t is not None}
@@ -117,7 +114,8 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
     if args.json:
         data: dict[str, Any] = pred.to_dict() if pred else {"P": args.np, "k": args.k}
         data["rows"] = [{"alg": r, "time_s": t, "loop_time_s": row_loop[r]} for r, t in row_t.items()]
-        data["loop"] = {"dummy_work_s": dummy, "post_s": post, "flag_s": flag, "L_raw_s": L_raw, "bcast": args.bcast}
+        data["loop"] = {"dummy_work_s": dummy, "post_s": post, "flag_s": flag, "mcast_s": lo.mcast_s, "L_raw_s": L_raw,
+                        "bcast": lo.bcast}
         data["best_row"] = best_row
         data["crossover"] = cross
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -126,7 +124,7 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
     print(f"P = {args.np}, k = {args.k}" + (f", o_s = {format_time(pt.o_s_s)}, L = {format_time(pt.L_s)}, "
                                              f"o_r = {format_time(pt.o_r_s)}" if pt else ""))
     if row_t:
-        print("\nregistry rows (latscope-bench coll --op barrier --alg ROW; MPI_Bcast release = binomial broadcast):")
+        print(f"\nregistry rows (latscope-bench coll --op barrier --alg ROW; MPI_Bcast release: {lo.bcast}):")
         print(f"  closed form = one barrier, simultaneous entry (seed 002 §5.1.2; * = best); loop = steady state of "
               f"{{t0; barrier; t1; {format_time(dummy)} work}} (LogP simulation: what the benchmark measures)")
         w = max(len(r) for r in row_t)
@@ -145,23 +143,9 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
     return 0
 
 
-def _loop_opts(args: argparse.Namespace) -> tuple[float, float, float | None]:
-    """(dummy work, receive posting cost, flag latency) of the loop simulation, in seconds."""
-    out: list[float | None] = []
-    opts = (("--dummy-work", "dummy_work", "30us"), ("--post", "post", None), ("--flag", "flag", None))
-    for opt, attr, default in opts:
-        text = getattr(args, attr, default)
-        if text is None:
-            out.append(None)
-            continue
-        try:
-            v = parse_duration(str(text))
-        except ValueError as e:
-            raise ModelError(f"{opt} {text}: {e}") from None
-        if v < 0:
-            raise ModelError(f"{opt} {text}: must be >= 0")
-        out.append(v)
-    return float(out[0] or 0.0), float(out[1] or 0.0), out[2]
+def _dummy_work(args: argparse.Namespace) -> float:
+    """The loop simulation's dummy work, in seconds."""
+    return seconds_option("--dummy-work", getattr(args, "dummy_work", "30us")) or 0.0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -178,12 +162,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--size", type=_arg(parse_size), default=0.0, help="barrier message size (default 0)")
     p.add_argument("--dummy-work", default="30us", help="the benchmark loop's dummy work, for the loop column "
                    "(default 30us, seed 002 §4.3)")
-    p.add_argument("--post", default=None, help="receive posting cost for the loop column (default: the file's "
-                   "source.post_s, else 0: not measured by latscope-bench logp yet)")
-    p.add_argument("--flag", default=None, help="shared-memory flag latency for the loop column (default: the "
-                   "file's source.flag_s, else max(L, 0))")
-    p.add_argument("--bcast", choices=BCAST_MODELS, default="p2p", help="MPI_Bcast release in the loop column: p2p "
-                   "(binomial tree of messages, default) or flag (shared-memory release, MPICH on one node)")
+    # the hosts are unknown here: the default stays the closed form's broadcast of messages
+    add_loop_options(p, "the loop column", "p2p")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(predict_func=_cmd_barrier)
     pp.set_defaults(func=main)

@@ -19,6 +19,22 @@
  *        its receiver, so g is latency-bound there; nonblocking sends overlap the handshakes)
  *   rtt_train  `window` ping-pongs back to back, time / window: the round trip in a stream (rtt
  *        is one isolated ping-pong after the driver's synchronisation)
+ *   post time in MPI_Irecv when nothing matching has arrived (the receive is only queued; it is
+ *        cancelled, untimed, before the next repetition). LogP has no term for it: a receive
+ *        posted on the critical path (MPI_Sendrecv's exchange rounds, a Recv issued after the
+ *        partner's message could have arrived) pays it before the message can be matched
+ *   flag half the round trip of a 64-bit flag ping-pong through an MPI-3 shared-memory window
+ *        (MPI_Win_allocate_shared over the pair, each direction its own 64-byte line, C11
+ *        release stores and acquire loads): the one-way latency of a shared-memory release, what
+ *        a barrier's flag release (tree-shm, shm) costs instead of a message. Only for a pair on
+ *        one node: latscope-bench logp skips it otherwise
+ *   mcast a round trip out by a max(m, 1)-byte MPI_Bcast from rank 0 and back by a 0-byte
+ *        message (rank 0's receive pre-posted, as rtt's): latscope fit logp takes the one-way
+ *        latency of the library's broadcast as a release, the seed's "multicast" exit (seed 002
+ *        §3) as this MPI provides it, as mcast - RTT(smallest)/2 (the way back is a ping-pong's
+ *        half). The root stays rank 0, as in the barrier rows' release: MPICH's shared-memory
+ *        broadcast (POSIX release_gather, its default on one node) is cheaper than a message,
+ *        and dearer than a bare flag, and alternating roots would add its root-change cost
  * Test hook (for tests only): LATSCOPE_TEST_SEND_COST_S and LATSCOPE_TEST_RECV_COST_S, read once
  * per point at init, are busy-waited inside every timed send and receive call path of these
  * operations (both ranks), so a test can check that the fit recovers known o_s and o_r
@@ -26,6 +42,8 @@
 #include "latscope/logp.h"
 #include "latscope/errors.h"
 #include <math.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +53,10 @@ typedef struct logp_state {
     double send_cost_s, recv_cost_s;   /* test hook */
     double delay_s;                    /* o_r, g_r: wait before the timed receive(s) */
     MPI_Request *reqs;                 /* g: the receiver's pre-posted train; g_r: the sender's */
+    MPI_Comm node;                     /* flag: the pair as a shared-memory communicator */
+    MPI_Win win;                       /* flag: the shared window */
+    volatile uint64_t *ping, *pong;    /* flag: rank 0 -> 1 and 1 -> 0 lines */
+    uint64_t seq;                      /* flag: round trips done (both ranks count alike) */
 } logp_state_t;
 
 static double delay_cfg_s = -1.0;   /* < 0: automatic */
@@ -294,6 +316,96 @@ static void gr_cancel(lts_op_ctx_t *c) {
     }
 }
 
+/* ---- post: time in MPI_Irecv with nothing to match ---- */
+static int post_run(lts_op_ctx_t *c) {
+    if (c->rank == 0)   /* a tag the partner never sends: the receive stays posted until cancelled */
+        return chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG + 2, c->comm, &c->req));
+    return LTS_OK;
+}
+/* the previous repetition's receive is cancelled untimed (MPI_Cancel of a receive is local) */
+static int post_prepare(lts_op_ctx_t *c) {
+    cancel_req(c);
+    return LTS_OK;
+}
+/* the driver's cancel hook runs only after a prepare: the last repetition's receive may remain */
+static void post_fini(lts_op_ctx_t *c) {
+    cancel_req(c);
+    logp_fini(c);
+}
+
+/* ---- flag: a 64-bit flag ping-pong through a shared-memory window ---- */
+static int flag_init(lts_op_ctx_t *c) {
+    int rc = logp_init(c);
+    if (rc) return rc;
+    logp_state_t *s = c->state;
+    s->node = MPI_COMM_NULL;
+    s->win = MPI_WIN_NULL;
+    int n = 0;
+    if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &s->node)) return LTS_EMPI;
+    MPI_Comm_size(s->node, &n);
+    /* the caller checks that the pair shares a node; both ranks see the same n */
+    if (n != 2) return LTS_ENOTSUP;
+    void *base;
+    /* two 64-byte lines (one per direction, so neither rank's spinning reads the line the other
+     * writes next) and room to align them */
+    if (MPI_Win_allocate_shared(c->rank == 0 ? 3 * 64 : 0, 1, MPI_INFO_NULL, s->node, &base, &s->win))
+        return LTS_EMPI;
+    MPI_Aint sz;
+    int du;
+    if (MPI_Win_shared_query(s->win, 0, &sz, &du, &base)) return LTS_EMPI;
+    /* each process maps the segment at its own address: rank 0 decides the aligned offset */
+    int off = (int)((64 - ((uintptr_t)base & 63)) & 63);
+    if (MPI_Bcast(&off, 1, MPI_INT, 0, s->node)) return LTS_EMPI;
+    s->ping = (volatile uint64_t *)((char *)base + off);
+    s->pong = s->ping + 8;
+    if (c->rank == 0) *s->ping = *s->pong = 0;
+    s->seq = 0;
+    /* one passive-target epoch for the window's life (unified memory model: C11 atomics below) */
+    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win) || MPI_Win_sync(s->win) || MPI_Barrier(s->node))
+        return LTS_EMPI;
+    return LTS_OK;
+}
+static void flag_wait(volatile uint64_t *w, uint64_t want) {
+    /* yield now and then, so an oversubscribed partner gets the core */
+    for (unsigned spins = 0; __atomic_load_n(w, __ATOMIC_ACQUIRE) < want; spins++)
+        if ((spins & 63) == 63) sched_yield();
+}
+static int flag_run(lts_op_ctx_t *c) {
+    logp_state_t *s = c->state;
+    uint64_t want = ++s->seq;
+    if (c->rank == 0) {
+        __atomic_store_n(s->ping, want, __ATOMIC_RELEASE);
+        flag_wait(s->pong, want);
+    } else {
+        flag_wait(s->ping, want);
+        __atomic_store_n(s->pong, want, __ATOMIC_RELEASE);
+    }
+    return LTS_OK;
+}
+static void flag_fini(lts_op_ctx_t *c) {
+    logp_state_t *s = c->state;
+    if (s && s->win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(s->win);
+        MPI_Win_free(&s->win);
+    }
+    if (s && s->node != MPI_COMM_NULL) MPI_Comm_free(&s->node);
+    logp_fini(c);
+}
+
+/* ---- mcast: out by a broadcast from rank 0, back by a message ---- */
+static int mcast_prepare(lts_op_ctx_t *c) {
+    if (c->rank == 0) return chk(MPI_Irecv(NULL, 0, MPI_BYTE, 1, TAG + 3, c->comm, &c->req));
+    return LTS_OK;
+}
+/* at least one byte: an empty broadcast is a no-op in MPICH (it returns at once, 20 ns here), and
+ * the barrier rows release with a 1-byte MPI_Bcast */
+static int mcast_run(lts_op_ctx_t *c) {
+    int n = c->bytes > 0 ? (int)c->bytes : 1;
+    if (MPI_Bcast(c->sbuf, n, MPI_BYTE, 0, c->comm)) return LTS_EMPI;
+    if (c->rank == 0) return chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));
+    return chk(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG + 3, c->comm));
+}
+
 /* scale of g is 1/window: set by lts_logp_op() for the campaign's window */
 static const lts_op_desc_t logp_ops[] = {
     {.name = "o_s", .help = "send overhead: time in MPI_Send, the partner's receive pre-posted", .group_size = 2,
@@ -317,6 +429,16 @@ static const lts_op_desc_t logp_ops[] = {
     {.name = "g_r", .help = "receive gap: a train of --train back-to-back receives of messages that have arrived, "
      "time per message at the receiver", .group_size = 2, .windowed = 1, .scale = 1.0, .metric = "g_r",
      .init = gr_init, .run = gr_run, .fini = logp_fini, .prepare = gr_prepare, .cancel = gr_cancel},
+    {.name = "post", .help = "time in MPI_Irecv when nothing matching has arrived (the receive is cancelled, "
+     "untimed; smallest size only)", .group_size = 2, .scale = 1.0, .metric = "post", .init = logp_init,
+     .run = post_run, .fini = post_fini, .prepare = post_prepare, .cancel = cancel_req},
+    {.name = "flag", .help = "one-way latency of a 64-bit flag in an MPI-3 shared-memory window (half a flag "
+     "ping-pong; a pair on one node only; smallest size only)", .group_size = 2, .scale = 0.5, .metric = "flag",
+     .init = flag_init, .run = flag_run, .fini = flag_fini},
+    {.name = "mcast", .help = "round trip out by MPI_Bcast from the first rank, back by a message (the fit takes "
+     "mcast - RTT/2: the broadcast's one-way latency; smallest size only)", .group_size = 2, .scale = 1.0,
+     .metric = "mcast_rtt", .init = logp_init, .run = mcast_run, .fini = logp_fini, .prepare = mcast_prepare,
+     .cancel = cancel_req},
 };
 _Static_assert(sizeof(logp_ops) / sizeof(logp_ops[0]) <= LTS_REGISTRY_MAX, "logp registry too large");
 const lts_registry_t lts_logp_registry = LTS_REGISTRY("logp measurement", logp_ops);

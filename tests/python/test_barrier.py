@@ -210,6 +210,27 @@ def test_loop_parameters_not_measured_by_logp_enter_where_they_should():
     assert row_loop_time_s(sp, 2, "linear-bcast", bcast="flag", flag_s=140e-9) == pytest.approx(740e-9)
     with pytest.raises(Exception, match="bcast = 'multicast': unknown"):
         row_loop_time_s(sp, 2, "tree-bcast:k=4", bcast="multicast")
+    # the seed's multicast exit at the library's measured broadcast latency (logp's mcast): one
+    # release for all, after the gather (P = 4: the root takes three arrivals, hop + 2 o_r)
+    assert row_loop_time_s(sp, 2, "linear-bcast", bcast="mcast", mcast_s=300e-9) == pytest.approx(900e-9)
+    assert row_loop_time_s(sp, 4, "linear-bcast", bcast="mcast", mcast_s=300e-9) == pytest.approx(1700e-9)
+    assert row_loop_time_s(sp, 4, "tree-bcast:k=4", bcast="mcast", mcast_s=300e-9) == pytest.approx(1700e-9)
+    with pytest.raises(Exception, match="needs the broadcast's one-way latency"):
+        row_loop_time_s(sp, 2, "tree-bcast:k=4", bcast="mcast")
+
+
+def test_auto_broadcast_model_follows_what_the_library_does():
+    """auto: the multicast exit where the measured broadcast beats a message on one host (MPICH's
+    shared-memory release), else a binomial tree of messages (Open MPI on one node: its measured
+    broadcast costs a message; any library across hosts; nothing measured)."""
+    from latscope.models.barrier_sim import resolve_bcast
+
+    assert resolve_bcast("auto", mcast_s=400e-9, hop_s=650e-9, one_host=True) == "mcast"
+    assert resolve_bcast(None, mcast_s=400e-9, hop_s=650e-9, one_host=True) == "mcast"
+    assert resolve_bcast("auto", mcast_s=640e-9, hop_s=650e-9, one_host=True) == "p2p"
+    assert resolve_bcast("auto", mcast_s=400e-9, hop_s=650e-9, one_host=False) == "p2p"
+    assert resolve_bcast("auto", mcast_s=None, hop_s=650e-9, one_host=True) == "p2p"
+    assert resolve_bcast("flag", mcast_s=None, hop_s=650e-9, one_host=False) == "flag"
 
 
 def _synthetic_results(tmp_path: Path, P: int, meds: dict[str, float]) -> Path:
@@ -264,6 +285,21 @@ def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_pa
     pts = {p["alg"]: p for p in json.loads(capsys.readouterr().out)["points"]}
     assert rc == 0 and pts["dissemination"]["predicted_s"] == pytest.approx((50 + 259 + 708) * 1e-9)
     assert pts["tree:k=4"]["predicted_s"] == pytest.approx(2 * hop)   # posted while waiting: off the path
+    # the broadcast release: --bcast mcast needs the measured broadcast; with it (source.mcast_s)
+    # the default (auto) takes it on one host, and a broadcast of messages across hosts
+    rc = cli.main(["barrier", "compare", "--params", str(params), str(res), "--bcast", "mcast"])
+    assert rc == 2 and "--bcast mcast: the parameter file has no source.mcast_s" in capsys.readouterr().err
+    doc["source"]["mcast_s"] = 300e-9
+    params.write_text(json.dumps(doc))
+    res2 = _synthetic_results(tmp_path, 2, {"tree-bcast:k=4": 1.0e-6})
+    rc = cli.main(["barrier", "compare", "--params", str(params), str(res2), "--json"])
+    pt = json.loads(capsys.readouterr().out)["points"][0]
+    assert rc == 0 and pt["bcast"] == "mcast" and pt["predicted_s"] == pytest.approx(hop + 300e-9)
+    meta_two_hosts = json.loads(res2.read_text().splitlines()[0]) | {"rank_hosts": ["a", "b"]}
+    res2.write_text("\n".join([json.dumps(meta_two_hosts)] + res2.read_text().splitlines()[1:]) + "\n")
+    rc = cli.main(["barrier", "compare", "--params", str(params), str(res2), "--json"])
+    pt = json.loads(capsys.readouterr().out)["points"][0]
+    assert rc == 0 and pt["bcast"] == "p2p" and pt["predicted_s"] == pytest.approx(2 * hop)
 
 
 def test_predict_barrier_prints_the_loop_column_beside_the_closed_form(capsys):
@@ -279,3 +315,5 @@ def test_predict_barrier_prints_the_loop_column_beside_the_closed_form(capsys):
     assert rows["native"]["loop_time_s"] is None
     rc = predict_cli.main(["barrier", "--os", "3us", "--L", "17.5us", "--or", "9.5us", "--np", "4", "--flag", "x"])
     assert rc == 2 and "--flag x" in capsys.readouterr().err
+    rc = predict_cli.main(["barrier", "--os", "3us", "--L", "17.5us", "--or", "9.5us", "--np", "4", "--bcast", "mcast"])
+    assert rc == 2 and "--bcast mcast: the parameter file has no source.mcast_s" in capsys.readouterr().err

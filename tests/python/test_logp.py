@@ -38,8 +38,12 @@ def measure(tmp_path: Path, name: str, monkeypatch, send: float = 0.0, recv: flo
     assert cp.returncode == 0, cp.stderr
     res = load(out)
     assert res.meta["bench"] == "logp" and res.meta["window"] == 8
-    assert sorted(set(res.points["op"])) == ["g", "g_nb", "g_r", "o_r", "o_s", "rtt", "rtt_train"]
+    assert sorted(set(res.points["op"])) == ["flag", "g", "g_nb", "g_r", "mcast", "o_r", "o_s", "post", "rtt",
+                                             "rtt_train"]
     assert set(res.points["size_bytes"]) == {0, 64, 1024, 4096}
+    # post, flag, mcast do not depend on the size: measured once, at the smallest
+    once = res.points[res.points["op"].isin(logp.AUX_OPS)]
+    assert sorted(once["op"]) == ["flag", "mcast", "post"] and set(once["size_bytes"]) == {0}
     return logp.fit_logp([res])
 
 
@@ -95,6 +99,42 @@ def test_fit_cli_writes_loggp_and_plogp(tmp_path, monkeypatch, capsys):
     assert "g_r (receive train)" in text
     q = load_params(qj)
     assert q.model.kind == "plogp" and q.model.sizes_bytes == (0, 64, 1024, 4096)
+
+
+def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys):
+    """The costs beyond LogP that the barrier loop simulation uses: post (time in MPI_Irecv with
+    nothing to match), flag (one-way shared-memory flag latency) and mcast (one-way MPI_Bcast,
+    measured out by a broadcast and back by a message: the fit subtracts the ping-pong's half)."""
+    monkeypatch.delenv("LATSCOPE_TEST_SEND_COST_S", raising=False)
+    monkeypatch.delenv("LATSCOPE_TEST_RECV_COST_S", raising=False)
+    f = measure(tmp_path, "aux", monkeypatch)
+    res = load(tmp_path / "aux.jsonl")
+    pts = res.points.set_index("op")
+    rtt0 = f.rows[0].rtt.value_s
+    assert 0 < f.post_s < rtt0                 # queueing a receive is cheaper than a round trip
+    assert 0 < f.flag_s < rtt0                 # a cache line beats a message round trip
+    assert f.mcast_s == pytest.approx(float(pts.loc["mcast", "median_s"]) - rtt0 / 2)
+    assert float(pts.loc["mcast", "median_s"]) > rtt0 / 2   # out by a broadcast, back by a message
+    pj = tmp_path / "p.json"
+    f.write(pj, res.meta)
+    src = json.loads(pj.read_text())["source"]
+    assert src["post_s"] == f.post_s and src["flag_s"] == f.flag_s and src["mcast_s"] == f.mcast_s
+    assert src["post"]["ci_lo_s"] <= src["post_s"] <= src["post"]["ci_hi_s"]
+    from latscope.logp_cli import print_fit
+    print_fit(f)
+    assert "not in LogP: post (MPI_Irecv, nothing to match)" in capsys.readouterr().out
+
+
+def test_flag_is_skipped_for_a_pair_on_two_nodes(tmp_path, monkeypatch):
+    """No shared memory between the pair (test hook: "nodes" of one rank): flag is not measured,
+    said on stderr, and everything else is."""
+    out = tmp_path / "n.jsonl"
+    monkeypatch.setenv("LATSCOPE_TEST_SHM_NODE_SIZE", "1")
+    cp = mpirun(2, ["logp", "--sizes", "0", "--ops", "post,flag,mcast", "--min-reps", "10", "--max-reps", "10",
+                    "-o", str(out)], timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert "flag not measured: ranks 0 and 1 are on different nodes" in cp.stderr
+    assert sorted(load(out).points["op"]) == ["mcast", "post"]
 
 
 def test_fit_without_stream_ops(tmp_path, monkeypatch):

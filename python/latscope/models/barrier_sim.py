@@ -24,15 +24,20 @@ LogP rules (Culler et al.; seed 002 §5.1):
   arrival than one that finds the message queued; clamping it to 0 (as the parameter file
   does for the closed forms) would make every waiting receive ``|L|`` too slow.
 * posting a receive (MPI_Irecv, the first half of MPI_Recv/MPI_Sendrecv) costs ``post_s`` of
-  CPU time. ``latscope-bench logp`` does not measure it (its ping-pong pre-posts the receive
-  outside the timed region), so it defaults to 0; a receive posted early is off the critical
+  CPU time: ``latscope-bench logp``'s ``post`` (time in MPI_Irecv, nothing to match; the
+  parameter file's ``source.post_s``), default 0. A receive posted early is off the critical
   path, one posted on it (the exchange rounds of dissemination/pairwise) is not.
-* a flag in shared memory (tree-shm's release) is seen ``flag_s`` after the store, default
-  ``max(L, 0)`` (one cache-line transfer, no send or receive overhead).
+* a flag in shared memory (tree-shm's release) is seen ``flag_s`` after the store:
+  ``latscope-bench logp``'s ``flag`` (half a flag ping-pong in an MPI-3 shared window;
+  ``source.flag_s``), default ``max(L, 0)`` (one cache-line transfer, no overheads).
 * MPI_Bcast (the ``*-bcast``/``*-2net`` rows' release): ``bcast="p2p"`` (default) MPICH's
   binomial broadcast of point-to-point messages, the largest subtree first (``h * ceil(log2 P)``,
   as the closed form); ``bcast="flag"`` a shared-memory release like tree-shm's (what MPICH does
-  within one node by default: its POSIX release_gather broadcast).
+  within one node by default: its POSIX release_gather broadcast); ``bcast="mcast"`` the seed's
+  multicast exit, one release every rank sees ``mcast_s`` after the root's call, ``mcast_s`` the
+  library's broadcast measured one way (``latscope-bench logp``'s ``mcast``, ``source.mcast_s``);
+  ``"auto"`` (:func:`resolve_bcast`) takes ``mcast`` where the measured broadcast beats a message
+  on one host, else ``p2p``.
 
 The simulation reproduces the closed forms for a simultaneous single entry where they are exact
 (:func:`single_shot_s`; tested in tests/python/test_barrier.py); where a closed form is an
@@ -64,6 +69,8 @@ __all__ = [
     "row_loop_time_s",
     "raw_latency_s",
     "BCAST_MODELS",
+    "BCAST_CHOICES",
+    "resolve_bcast",
     "source_seconds",
 ]
 
@@ -72,8 +79,26 @@ __all__ = [
 # (MPIR_Bcast_intra_binomial; the closed form's assumption); "flag" = a shared-memory release, one
 # store seen by every rank after flag_s (MPICH's ch4 POSIX "release_gather" broadcast, its default
 # within one node: measured here, the release costs what a message costs only with
-# MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM=mpir; see docs/barriers.md).
-BCAST_MODELS = ("p2p", "flag")
+# MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM=mpir; see docs/barriers.md); "mcast" = the seed's
+# multicast exit (seed 002 §3): one release seen by every rank mcast_s after the root's call, with
+# mcast_s the library's own broadcast measured one way on a pair (latscope-bench logp's mcast).
+# "auto" (resolve_bcast) picks mcast where that is what the library does, else p2p.
+BCAST_MODELS = ("p2p", "flag", "mcast")
+BCAST_CHOICES = BCAST_MODELS + ("auto",)
+
+
+def resolve_bcast(bcast: str | None, *, mcast_s: float | None, hop_s: float, one_host: bool) -> str:
+    """The MPI_Bcast model for ``bcast="auto"`` (or None): ``mcast`` when the library's broadcast
+    was measured (``mcast_s``), the ranks share one host and that broadcast beats a message
+    (``mcast_s < 0.9 * hop_s``, hop = RTT/2: the library releases through shared memory, as
+    MPICH's default on one node does, one store for all ranks); otherwise ``p2p`` (a broadcast
+    of messages, a binomial tree: Open MPI on one node, any library across nodes). A given model
+    is returned as it is."""
+    if bcast not in (None, "auto"):
+        return bcast
+    if mcast_s is not None and one_host and mcast_s < 0.9 * hop_s:
+        return "mcast"
+    return "p2p"
 
 
 @dataclass(frozen=True)
@@ -87,10 +112,16 @@ class SimParams:
     post_s: float = 0.0
     flag_s: float | None = None
     bcast: str = "p2p"
+    mcast_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.bcast not in BCAST_MODELS:
             raise ModelError(f"bcast = {self.bcast!r}: unknown; valid: {', '.join(BCAST_MODELS)}")
+        if self.mcast_s is not None and not (math.isfinite(self.mcast_s) and self.mcast_s >= 0):
+            raise ModelError(f"mcast_s = {self.mcast_s!r}: must be a finite number >= 0 (seconds)")
+        if self.bcast == "mcast" and self.mcast_s is None:
+            raise ModelError("bcast = 'mcast' needs the broadcast's one-way latency (source.mcast_s of the "
+                             "parameter file: latscope-bench logp --ops mcast, then latscope fit logp)")
         for name in ("o_s_s", "o_r_s", "g_s", "post_s"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
@@ -112,7 +143,7 @@ class SimParams:
     @classmethod
     def from_params(cls, params: ModelParams | MessagePoint | "SimParams", *, size_bytes: float = 0,
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
-                    bcast: str | None = None) -> "SimParams":
+                    bcast: str | None = None, mcast_s: float | None = None) -> "SimParams":
         """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
         parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
         returned as it is (the keyword values then apply only where given)."""
@@ -124,8 +155,11 @@ class SimParams:
                 upd["post_s"] = post_s
             if flag_s is not None:
                 upd["flag_s"] = flag_s
+            if mcast_s is not None:
+                upd["mcast_s"] = mcast_s
             if bcast is not None:
-                upd["bcast"] = bcast
+                upd["bcast"] = resolve_bcast(bcast, mcast_s=upd.get("mcast_s", params.mcast_s),
+                                             hop_s=params.hop_s, one_host=True)
             return replace(params, **upd) if upd else params
         pt = params if isinstance(params, MessagePoint) else message_point(params, size_bytes)
         # the MessagePoint's gaps are max(g, o); the simulation applies o itself, so g alone is
@@ -135,7 +169,10 @@ class SimParams:
         # RTT/2 < o_s (a fit too noisy to split) would make a waiting receive finish before the
         # send ended: floor L + o_r at 0 rather than refuse
         L = max(L, -pt.o_r_s)
-        return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=bcast or "p2p")
+        # "auto" here (no hosts known) assumes one host; compare_results resolves it per results file
+        model = resolve_bcast(bcast, mcast_s=mcast_s, hop_s=pt.o_s_s + L + pt.o_r_s, one_host=True)
+        return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=model,
+                   mcast_s=mcast_s)
 
 
 def raw_latency_s(source: dict[str, Any] | None) -> float | None:
@@ -147,7 +184,7 @@ def raw_latency_s(source: dict[str, Any] | None) -> float | None:
 
 def source_seconds(source: dict[str, Any] | None, key: str) -> float | None:
     """A non-negative time ``key`` (``post_s``, ``flag_s``) from a parameter file's ``source``, or
-    None: `latscope fit logp` does not write them yet (docs/barriers.md says what to measure)."""
+    None (older files, or flag not measured: the pair was not on one node)."""
     v = (source or {}).get(key)
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 else None
 
@@ -157,7 +194,7 @@ def source_seconds(source: dict[str, Any] | None, key: str) -> float | None:
 # issues them. Ops: ("irecv", src, tag) post a receive; ("wait", n) wait for the last n posted
 # receives (MPI_Waitall: processed in arrival order); ("send", dst, tag) an eager send (MPI_Send
 # and MPI_Isend of an empty message both complete locally on shared memory); ("flag_set", key);
-# ("flag_wait", key); ("mcast", tag) one hardware multicast to every other rank (the seed's
+# ("flag_wait", key) / ("mcast_wait", key) released flag_s / mcast_s after the store; ("mcast", tag) one hardware multicast to every other rank (the seed's
 # exit), received with ("irecv", "mcast", tag); ("work", seconds) busy CPU time (tests, staggered
 # entry).
 
@@ -410,8 +447,9 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                 out.append(op)
             elif p.bcast == "p2p":
                 out += _binomial_bcast(me, P, op[1])
-            elif P > 1:
-                out.append(("flag_set", op[1]) if me == 0 else ("flag_wait", op[1]))
+            elif P > 1:   # flag, mcast: one store by the root, every other rank released after a latency
+                wait = "flag_wait" if p.bcast == "flag" else "mcast_wait"
+                out.append(("flag_set", op[1]) if me == 0 else (wait, op[1]))
         return out
 
     progs = [expand(program(r, P, k), r) for r in range(P)]
@@ -482,11 +520,12 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     cpu[r] += op[1]
                 elif kind == "flag_set":
                     flags[(op[1], it[r])] = cpu[r]
-                elif kind == "flag_wait":
+                elif kind in ("flag_wait", "mcast_wait"):
                     t = flags.get((op[1], it[r]))
                     if t is None:
                         break
-                    cpu[r] = max(cpu[r], t + p.flag_latency_s)
+                    lat = p.flag_latency_s if kind == "flag_wait" else float(p.mcast_s or 0.0)
+                    cpu[r] = max(cpu[r], t + lat)
                 else:   # pragma: no cover - programs are built above
                     raise ModelError(f"internal: unknown op {op!r}")
                 pc[r] += 1
@@ -519,7 +558,7 @@ def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s:
 
 def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row: str, *, dummy_s: float = 30e-6,
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
-                    bcast: str | None = None, size_bytes: float = 0) -> float | None:
+                    bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0) -> float | None:
     """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
     over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``."""
     P = require_int_at_least("P (processes)", P, 1)
@@ -527,5 +566,5 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
     if prog is None:
         return None
     sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
-                               bcast=bcast)
+                               bcast=bcast, mcast_s=mcast_s)
     return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s

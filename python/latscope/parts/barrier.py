@@ -75,7 +75,10 @@ def section_logp(inp) -> str | None:
             f"g = {fmt_time(f.g_s)}, G = {f.G_s_per_byte * 1e9:.3g} ns/B (Theil–Sen over "
             f"{', '.join(fmt_size(s) for s in f.G_sizes_bytes)}); PLogP L = {fmt_time(f.plogp_L_s)}"
             + (f"; Hockney α = {fmt_time(f.hockney.alpha_s)}, β = {f.hockney.beta_s_per_byte * 1e9:.3g} ns/B"
-               if f.hockney else "") + ". Medians per size with their CIs (order statistics).</p>")
+               if f.hockney else "")
+            + "".join(f"; {op} = {ci(e)}" for op, e in f.aux.items())
+            + ". Medians per size with their CIs (order statistics); post, flag and mcast (= mcast − RTT/2) beyond "
+            "LogP, for the barrier loop simulation.</p>")
     notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in f.notes)
     return head + pd.DataFrame(rows).to_html(index=False, border=0, classes="t") + notes
 
@@ -86,7 +89,8 @@ def section_compare(inp) -> str | None:
         return None
     try:
         params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
-        df = compare_results(params, inp.results, L_raw_s=f.L_s)
+        df = compare_results(params, inp.results, L_raw_s=f.L_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
+                             mcast_s=f.mcast_s)
     except ModelError:
         return None
     if df.empty:
@@ -128,10 +132,11 @@ def section_compare(inp) -> str | None:
             f"{100 * mean_abs_rel_err(df):.0f}%, closed form {100 * mean_abs_rel_err(df, 'closed_form_rel_err'):.0f}%"
             + (f"; at P = 2 (not oversubscribed): loop {100 * mean_abs_rel_err(small):.0f}%" if not small.empty else "")
             + ". More ranks than cores (P = 4 on 2 cores) makes barrier times operating-system scheduling delays, "
-            "which LogP does not model. At P = 2 LogP misses what it has no parameter for: the cost of posting a "
-            "receive on the critical path and the two-way traffic of an exchange round (dissemination, pairwise: "
-            "under-predicted), MPICH's own broadcast (the *-bcast/*-2net release: over-predicted as a message), the "
-            "shared-memory flag (tree-shm: under-predicted) — see docs/barriers.md.</p>")
+            "which LogP does not model. The loop simulation also takes three costs LogP has no parameter for, "
+            "measured by latscope-bench logp beside it: posting a receive (post, on the path of exchange rounds), "
+            "the shared-memory flag (flag, tree-shm's release) and the library's broadcast (mcast, the "
+            f"*-bcast/*-2net release; model {', '.join(sorted(set(df['bcast'])))}). Not modelled: the two-way "
+            "traffic of an exchange round, ANY_SOURCE receives, Iprobe polling — see docs/barriers.md.</p>")
     return _png(fig) + note + tab.to_html(index=False, border=0, classes="t")
 
 
