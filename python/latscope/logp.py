@@ -300,7 +300,9 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
     xs = np.array([r.size_bytes for r in rows], dtype=float)
     ys = np.array([r.g.value_s for r in rows], dtype=float)
     if large_from_bytes is None:
-        big = xs >= xs[len(xs) // 2] if len(xs) >= 6 else np.ones(len(xs), dtype=bool)
+        # the upper half (from the median size up) whenever it holds 3 sizes for Theil-Sen: with
+        # all sizes, a g(m) flat over the small ones would make the large ones the "outliers"
+        big = xs >= xs[len(xs) // 2]
         if big.sum() < 3:
             big = np.ones(len(xs), dtype=bool)
     else:
