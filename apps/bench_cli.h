@@ -72,6 +72,9 @@ void coll_select_and_sizes(app_t *a, common_t *o, int op_i, const char *op_name,
 /* Open the timer, agree on the verdict across ranks, open the output on rank 0. 0: go on. */
 int common_open(app_t *a, common_t *o);
 const lts_sync_desc_t *common_sync(const common_t *o);
+/* The metadata every command records from the common options (tool, timing, timer, policy, sync,
+ * seed, command line, o's sizes; reply_bytes -1, window 0): a command sets what is its own. */
+lts_run_info_t common_info(const common_t *o, const char *bench, const char *op, int full_argc, char **full_argv);
 /* After the run: agree on write errors, close, report; returns the exit status (0 or 3). */
 int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd);
 

@@ -225,23 +225,8 @@ static int cmd_app(app_t *a, int argc, char **argv, int full_argc, char **full_a
     MPI_Comm_size(node, &x.ranks_node);
     MPI_Comm_free(&node);
 
-    lts_run_info_t info;
-    memset(&info, 0, sizeof info);
-    info.tool = "latscope-bench";
-    info.bench = "app";
-    info.op = pat->op.name;
+    lts_run_info_t info = common_info(&o, "app", pat->op.name, full_argc, full_argv);
     info.mode = pat->variant(&cfg.params);
-    info.timing = o.timing;
-    info.timer = &o.timer;
-    info.policy = &o.pol;
-    info.sync = common_sync(&o)->name;
-    info.seed = o.seed;
-    info.argc = full_argc;
-    info.argv = full_argv;
-    info.sizes = o.sizes;
-    info.nsizes = o.nsizes;
-    info.reply_bytes = -1;
-    info.window = 0;
     emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, o.nsizes * (nblocks ? nblocks : 1), 0};
     x.e = &e;
     x.cfg = &cfg;

@@ -132,8 +132,9 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
             fprintf(stderr, "latscope-bench logp: flag not measured: ranks %d and %d are on different nodes (no "
                             "shared memory between them)\n", group[0], group[1]);
     }
-    lts_run_info_t info = {"latscope-bench", "logp", "logp", "seq", o.timing, &o.timer, &o.pol, common_sync(&o)->name,
-                           o.seed, full_argc, full_argv, o.sizes, o.nsizes, -1, train};
+    lts_run_info_t info = common_info(&o, "logp", "logp", full_argc, full_argv);
+    info.mode = "seq";
+    info.window = train;
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
     size_t npoints = 0;
     for (size_t i = 0; i < lts_logp_registry.count; i++)

@@ -114,21 +114,7 @@ static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_
         return 1;
     }
     const char *opn = lts_reg_row(&lts_coll_op_names, (size_t)op_i)->name;
-    lts_run_info_t info;
-    memset(&info, 0, sizeof info);
-    info.tool = "latscope-bench";
-    info.bench = "tune";
-    info.op = opn;
-    info.timing = o.timing;
-    info.timer = &o.timer;
-    info.policy = &o.pol;
-    info.sync = common_sync(&o)->name;
-    info.seed = o.seed;
-    info.argc = full_argc;
-    info.argv = full_argv;
-    info.sizes = o.sizes;
-    info.nsizes = o.nsizes;
-    info.reply_bytes = -1;
+    lts_run_info_t info = common_info(&o, "tune", opn, full_argc, full_argv);
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
     emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nalgs * o.nsizes, rc != 0};
 

@@ -220,6 +220,25 @@ static int cmd_list(app_t *a) {
 /* ---- options every measuring command takes (sizes, timer, timing, repetitions, output) -- */
 
 
+lts_run_info_t common_info(const common_t *o, const char *bench, const char *op, int full_argc, char **full_argv) {
+    lts_run_info_t info;
+    memset(&info, 0, sizeof info);
+    info.tool = "latscope-bench";
+    info.bench = bench;
+    info.op = op;
+    info.timing = o->timing;
+    info.timer = &o->timer;
+    info.policy = &o->pol;
+    info.sync = common_sync(o)->name;
+    info.seed = o->seed;
+    info.argc = full_argc;
+    info.argv = full_argv;
+    info.sizes = o->sizes;
+    info.nsizes = o->nsizes;
+    info.reply_bytes = -1;
+    return info;
+}
+
 void common_init(common_t *o) {
     memset(o, 0, sizeof *o);
     o->sizes_spec = "0,8,64,1K,8K,64K";
@@ -441,8 +460,12 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
         return 1;
     }
 
-    lts_run_info_t info = {"latscope-bench", "p2p", op->name, mode, o.timing, &o.timer, &o.pol, common_sync(&o)->name,
-                           o.seed, full_argc, full_argv, sizes, nsizes, reply, window};
+    lts_run_info_t info = common_info(&o, "p2p", op->name, full_argc, full_argv);
+    info.mode = mode;
+    info.sizes = sizes;
+    info.nsizes = nsizes;
+    info.reply_bytes = reply;
+    info.window = window;
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
 
     emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nsizes * ngroups, rc != 0};
@@ -546,8 +569,9 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
     }
     if (global && !csync) csync = "hca";
     const char *opn = lts_reg_row(&lts_coll_op_names, (size_t)op_i)->name;
-    lts_run_info_t info = {"latscope-bench", "coll", opn, NULL, o.timing, &o.timer, &o.pol, common_sync(&o)->name,
-                           o.seed, full_argc, full_argv, o.sizes, o.nsizes, -1, 0, global ? csync : NULL, resync};
+    lts_run_info_t info = common_info(&o, "coll", opn, full_argc, full_argv);
+    info.clock_sync = global ? csync : NULL;
+    info.resync_s = resync;
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
     int nt = 0;
     for (int i = 0; i < LTS_TIMING_N; i++) nt += !!(o.timings & (1u << i));

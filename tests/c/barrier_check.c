@@ -19,17 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-static int me, P, failures;
-
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            failures++;                                                  \
-            fprintf(stderr, "rank %d: %s:%d: ", me, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fputc('\n', stderr);                                         \
-        }                                                                \
-    } while (0)
+#include "check_mpi.h"
 
 /* host-wide clock: the entry/exit comparison below is across processes */
 static double now(void) {

@@ -8,17 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int me, P, failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            fprintf(stderr, "rank %d: %s:%d: ", me, __FILE__, __LINE__);   \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
-    } while (0)
+#include "check_mpi.h"
 
 /* a value that depends on the owning rank, the element and the trial */
 static int val(int rank, int i, int trial) { return (rank + 1) * 1000003 + i * 7 + trial * 131; }

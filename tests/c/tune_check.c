@@ -16,17 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int me, P, failures;
-
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            failures++;                                                  \
-            fprintf(stderr, "rank %d: %s:%d: ", me, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fputc('\n', stderr);                                         \
-        }                                                                \
-    } while (0)
+#include "check_mpi.h"
 
 /* ---- the test hook: counting wrappers, one of them slowed --------------------------------- */
 
