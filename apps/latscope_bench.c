@@ -47,7 +47,8 @@ static const char *USAGE =
     "  --dummy-work D     busy-wait D after every repetition, untimed (e.g. 30us: seed 002 barrier benchmark)\n"
     "\n"
     "p2p options:\n"
-    "  --op NAME          pingpong (default), roundtrip, bandwidth, p2two\n"
+    "  --op NAME[,NAME]   pingpong (default), pingpong_pmpi, roundtrip, bandwidth, p2two; a list runs\n"
+    "                     one after the other in this launch (same group size)\n"
     "  --mode seq|par     one group at a time, or rounds of disjoint groups (default par)\n"
     "  --pairs I:J,...    pairs to measure (default all i<j); --triplets I:J:K,... for p2two\n"
     "  --sizes LIST       e.g. 0,8,1K,64K  1:4M:x2  0:100K:+1K (default 0,8,64,1K,8K,64K)\n"
@@ -418,14 +419,38 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     }
     if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
 
-    int op_i = lookup(a, &lts_p2p_registry, "--op", op_name);
+    /* --op A,B,...: the operations are measured one after the other in this launch (e.g.
+     * pingpong_pmpi,pingpong: a PMPI tool's run and its baseline under one launch's conditions).
+     * They must share a group size, so --pairs / --triplets apply to all. */
+    enum { MAX_OPS = 8 };
+    const lts_op_desc_t *ops[MAX_OPS];
+    size_t nops = 0;
+    {
+        char list[256];
+        if (snprintf(list, sizeof list, "%s", op_name) >= (int)sizeof list) fail(a, "--op '%s': too long", op_name);
+        char *save = NULL;
+        for (char *t = strtok_r(list, ",", &save); t && !a->have_err; t = strtok_r(NULL, ",", &save)) {
+            int i = lookup(a, &lts_p2p_registry, "--op", t);
+            if (i < 0) break;
+            if (nops == MAX_OPS) { fail(a, "--op '%s': at most %d operations", op_name, MAX_OPS); break; }
+            ops[nops++] = (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)i);
+            if (ops[nops - 1]->group_size != ops[0]->group_size)
+                fail(a, "--op '%s': %s and %s have different group sizes (%d and %d ranks); run them separately",
+                     op_name, ops[0]->name, ops[nops - 1]->name, ops[0]->group_size, ops[nops - 1]->group_size);
+        }
+        if (!nops && !a->have_err) fail(a, "--op '%s': no operation named; valid: see latscope-bench list", op_name);
+    }
+    int op_i = nops ? 0 : -1;
     common_check(a, &o, "p2p");
     if (!a->have_err && (o.timings & (o.timings - 1)))
         fail(a, "--timing '%s': p2p takes one method: root or max", o.timing);
     if (strcmp(mode, "seq") && strcmp(mode, "par")) fail(a, "--mode '%s': valid: seq, par", mode);
     size_t *sizes = o.sizes, nsizes = o.nsizes;
 
-    const lts_op_desc_t *op = op_i >= 0 ? (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)op_i) : NULL;
+    const lts_op_desc_t *op = op_i >= 0 && !a->have_err ? ops[0] : NULL;
+    for (size_t k = 1; k < nops && op && !a->have_err; k++)
+        if (reply >= 0 && strcmp(ops[k]->name, "roundtrip") && strcmp(ops[k]->name, "p2two"))
+            fail(a, "--reply-size applies to --op roundtrip and p2two, not %s", ops[k]->name);
     int *groups = NULL;
     size_t ngroups = 0;
     if (op && !a->have_err) {
@@ -460,7 +485,7 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
         return 1;
     }
 
-    lts_run_info_t info = common_info(&o, "p2p", op->name, full_argc, full_argv);
+    lts_run_info_t info = common_info(&o, "p2p", nops > 1 ? op_name : op->name, full_argc, full_argv);
     info.mode = mode;
     info.sizes = sizes;
     info.nsizes = nsizes;
@@ -468,11 +493,13 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     info.window = window;
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
 
-    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nsizes * ngroups, rc != 0};
-    lts_p2p_cfg_t cfg = {op, !strcmp(mode, "par") ? LTS_MODE_PAR : LTS_MODE_SEQ, groups, ngroups, sizes, nsizes, reply,
-                         window, {&o.timer, o.pol, common_sync(&o), o.tmeth}, on_point, &e};
-    cfg.measure.dummy_work_s = o.dummy_work_s;
-    rc = lts_p2p_run(MPI_COMM_WORLD, &cfg);
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nops * nsizes * ngroups, rc != 0};
+    for (size_t k = 0; k < nops && !rc; k++) {
+        lts_p2p_cfg_t cfg = {ops[k], !strcmp(mode, "par") ? LTS_MODE_PAR : LTS_MODE_SEQ, groups, ngroups, sizes, nsizes,
+                             reply, window, {&o.timer, o.pol, common_sync(&o), o.tmeth}, on_point, &e};
+        cfg.measure.dummy_work_s = o.dummy_work_s;
+        rc = lts_p2p_run(MPI_COMM_WORLD, &cfg);
+    }
     free(sizes);
     free(groups);
     return common_finish(a, &o, rc, e.io_error, "p2p");

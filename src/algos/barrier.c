@@ -423,9 +423,10 @@ int lts_barrier_tree_shm(MPI_Comm comm, int k) {
         }
         __atomic_store_n(s->flag, want, __ATOMIC_RELEASE);
     } else {
-        /* spin on the shared line; yield now and then so an oversubscribed leader gets the core */
+        /* spin on the shared line; yield now and then so an oversubscribed leader gets the core, but
+         * rarely: a yield costs more than the line transfer (the flag op in ops_logp.c waits alike) */
         for (unsigned spins = 0; __atomic_load_n(s->flag, __ATOMIC_ACQUIRE) < want; spins++)
-            if ((spins & 63) == 63) sched_yield();
+            if ((spins & 4095) == 4095) sched_yield();
     }
     s->gen = want;
     return MPI_SUCCESS;
@@ -450,9 +451,10 @@ int lts_barrier_tree_shm(MPI_Comm comm, int k) {
  * A flat counter suits the few cores of one node; at tens of ranks per node a tree of counters
  * (combining tree) would spread the contention over several lines. */
 static void wait_at_least(volatile uint64_t *w, uint64_t v) {
-    /* yield now and then so an oversubscribed rank that has yet to arrive gets the core */
+    /* yield now and then (rarely: see the flag op in ops_logp.c) so an oversubscribed rank that has
+     * yet to arrive gets the core */
     for (unsigned spins = 0; __atomic_load_n(w, __ATOMIC_ACQUIRE) < v; spins++)
-        if ((spins & 63) == 63) sched_yield();
+        if ((spins & 4095) == 4095) sched_yield();
 }
 
 int lts_barrier_shm(MPI_Comm comm) {

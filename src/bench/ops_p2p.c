@@ -8,27 +8,48 @@
 static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
 
 /* i -> j `bytes`, j -> i `reply_bytes`; the value is the roundtrip time. Each side's receive is
- * posted by prepare() before the repetition starts. */
-static int roundtrip_prepare(lts_op_ctx_t *c) {
+ * posted by prepare() before the repetition starts.
+ *
+ * The same round trip exists twice: through the MPI_ entry points, and through the PMPI_ ones,
+ * which a PMPI tool (latscope's injector, a profiler) does not intercept. Measured in one launch,
+ * the PMPI_ copy is the in-run baseline of the tool's added cost: no launch-to-launch difference
+ * (shared-memory placement, core binding) between the baseline and the tool's run. */
+typedef struct {
+    int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+    int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+    int (*wait)(MPI_Request *, MPI_Status *);
+    int (*cancel)(MPI_Request *);
+} entry_points_t;
+static const entry_points_t MPI_EP = {MPI_Irecv, MPI_Send, MPI_Wait, MPI_Cancel};
+static const entry_points_t PMPI_EP = {PMPI_Irecv, PMPI_Send, PMPI_Wait, PMPI_Cancel};
+
+static int rt_prepare(lts_op_ctx_t *c, const entry_points_t *ep) {
     if (c->rank == 0)
-        return chk(MPI_Irecv(c->rbuf, (int)c->reply_bytes, MPI_BYTE, 1, TAG, c->comm, &c->req));
-    return chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
+        return chk(ep->irecv(c->rbuf, (int)c->reply_bytes, MPI_BYTE, 1, TAG, c->comm, &c->req));
+    return chk(ep->irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
 }
 
-static void cancel_req(lts_op_ctx_t *c) {
+static void rt_cancel(lts_op_ctx_t *c, const entry_points_t *ep) {
     if (c->req == MPI_REQUEST_NULL) return;
-    MPI_Cancel(&c->req);
-    MPI_Wait(&c->req, MPI_STATUS_IGNORE);
+    ep->cancel(&c->req);
+    ep->wait(&c->req, MPI_STATUS_IGNORE);
 }
 
-static int roundtrip_run(lts_op_ctx_t *c) {
+static int rt_run(lts_op_ctx_t *c, const entry_points_t *ep) {
     if (c->rank == 0) {
-        if (MPI_Send(c->sbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm)) return LTS_EMPI;
-        return chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));
+        if (ep->send(c->sbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm)) return LTS_EMPI;
+        return chk(ep->wait(&c->req, MPI_STATUS_IGNORE));
     }
-    if (MPI_Wait(&c->req, MPI_STATUS_IGNORE)) return LTS_EMPI;
-    return chk(MPI_Send(c->sbuf, (int)c->reply_bytes, MPI_BYTE, 0, TAG, c->comm));
+    if (ep->wait(&c->req, MPI_STATUS_IGNORE)) return LTS_EMPI;
+    return chk(ep->send(c->sbuf, (int)c->reply_bytes, MPI_BYTE, 0, TAG, c->comm));
 }
+
+static int roundtrip_prepare(lts_op_ctx_t *c) { return rt_prepare(c, &MPI_EP); }
+static void cancel_req(lts_op_ctx_t *c) { rt_cancel(c, &MPI_EP); }
+static int roundtrip_run(lts_op_ctx_t *c) { return rt_run(c, &MPI_EP); }
+static int pmpi_prepare(lts_op_ctx_t *c) { return rt_prepare(c, &PMPI_EP); }
+static void pmpi_cancel(lts_op_ctx_t *c) { rt_cancel(c, &PMPI_EP); }
+static int pmpi_run(lts_op_ctx_t *c) { return rt_run(c, &PMPI_EP); }
 
 /* Streaming bandwidth: a window of nonblocking sends, then one empty acknowledgement, so the
  * time covers delivery of the whole window (bandwidth = window * bytes / time). */
@@ -68,6 +89,8 @@ static int null_run(lts_op_ctx_t *c) { (void)c; return LTS_OK; }
 static const lts_op_desc_t p2p_ops[] = {
     {"pingpong", "one-way latency: RTT/2 of an M-byte message bounced i -> j -> i (reply = M)", 2, 0, 0.5, "latency",
      NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req},
+    {"pingpong_pmpi", "pingpong through the PMPI_ entry points, unseen by PMPI tools (a tool's in-run baseline)", 2, 0,
+     0.5, "latency", NULL, pmpi_run, NULL, pmpi_prepare, pmpi_cancel},
     {"roundtrip", "roundtrip time i -M-> j -R-> i (R = --reply-size, default M; MPIBlib i<->j)", 2, 0, 1.0, "rtt",
      NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req},
     {"bandwidth", "streaming: --window nonblocking M-byte sends i -> j, then an empty ack", 2, 1, 1.0, "time",

@@ -35,7 +35,7 @@ def tables(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("tables")
     out = {}
     for name, dist, params in (("c20", "constant", {"mean": 20e-6}), ("zero", "constant", {"mean": 0.0}),
-                               ("ln", "lognormal", {"mean": 10e-6, "sd": 5e-6})):
+                               ("ln", "lognormal", {"mean": 40e-6, "sd": 40e-6})):
         out[name] = T.write_table(T.make(dist, params), d / f"{name}.tbl")
     return out
 
@@ -150,16 +150,22 @@ def test_bad_input_exit_2(cmd, tables, tmp_path):
 
 @pytest.mark.parametrize("name", ["c20", "ln"])
 def test_validate_passes(name, tables, tmp_path):
+    """The injector adds what the table asks, on the wire. c20 (constant) at the default 2 %. ln
+    (lognormal, mean = sd = 40 us) is skewed enough that the median of a single draw (28.3 us) and
+    the mean (40 us) lie 13 % and 22 % from the median of the mean of two draws (32.7 us): 4 %
+    tells those bugs apart while leaving room for preemption on a shared 2-core machine, which
+    lengthens the longest delays most (seen: +3 % to +5 % at 2 % under load)."""
     out, png = tmp_path / "v.json", tmp_path / "v.png"
-    cp = latscope("inject", "validate", "--table", str(tables[name]), "--seed", "3", "--reps", "3000",
-                  "--json", str(out), "--plot", str(png))
+    tol = 0.02 if name == "c20" else 0.04
+    cp = latscope("inject", "validate", "--table", str(tables[name]), "--seed", "3", "--reps", "10000",
+                  "--tolerance", str(tol), "--json", str(out), "--plot", str(png))
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "verdict: PASS" in cp.stdout
     v = json.loads(out.read_text())
     assert v["format"] == "latscope.inject-validate/1" and v["passed"] is True
-    assert abs(v["added_median_rel_error"]) <= 0.02 or abs(v["added_median_error_s"]) <= 50e-9
+    assert abs(v["added_median_rel_error"]) <= tol or abs(v["added_median_error_s"]) <= 50e-9
     assert 0 <= v["ks_distance"] <= 1
-    assert v["table_mean_s"] == pytest.approx(10e-6 if name == "ln" else 20e-6, rel=0.01)
+    assert v["table_mean_s"] == pytest.approx(40e-6 if name == "ln" else 20e-6, rel=0.01)
     assert png.stat().st_size > 10000
 
 
