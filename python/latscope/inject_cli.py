@@ -262,8 +262,18 @@ the table, narrower, and for a skewed table a median between the table's median 
 requested distribution is built by Monte Carlo: a base sample (resampled from the uninjected run)
 plus the mean of two table draws. Reported:
   * median: achieved added = median(injected) - median(base); requested added =
-    median(requested) - median(base). Pass when they differ by at most --tolerance (2 %) of the
-    requested added median, or --abs-tolerance, whichever is larger.
+    median(requested) - median(base).
+  * the share of round trips the machine lengthened (preemption, a descheduled receiver): noise
+    only ever adds time, so below the requested median the injected distribution function is
+    (1 - c) times the requested one, F_inj(x) = (1 - c) F_req(x); c is the median of
+    1 - F_inj(Q_req(q)) / q over q = 0.1, 0.2, 0.3, 0.4 (0 when the injected samples are not
+    slower, or when that ratio is not the same at every q or c would be 50 % or more: a shift of
+    the whole distribution is the injector's error, not noise, and is judged uncorrected). Those c of the samples sit above the median and move it up by about c/2 of the
+    distribution -- nothing for a constant table, over 1 us for a wide one at c = 8 %, seen on a
+    busy 2-core machine. The injector's own median is the injected samples' quantile
+    (1 - c)/2: pass when it differs from the requested added median by at most --tolerance (2 %)
+    of it, or --abs-tolerance, whichever is larger, and c <= 25 % (beyond, too noisy to judge:
+    fail). Both medians are printed.
   * Kolmogorov-Smirnov distance between the injected samples and the requested distribution
     (scipy.stats.ks_2samp): reported, not gated (shared machines add tails of their own).
   * the table's own median and that of the pairwise mean, for reference.
@@ -274,7 +284,8 @@ MC_DRAWS = 1 << 20   # Monte Carlo size of the requested distribution (median to
 
 @dataclass
 class Validation:
-    """The verdict of `latscope inject validate` (all times in seconds)."""
+    """The verdict of `latscope inject validate` (all times in seconds; achieved_added_median_s is
+    the noise-corrected median, raw_achieved_added_median_s the plain one; VALIDATE_DOC)."""
 
     table: str
     seed: int
@@ -290,6 +301,8 @@ class Validation:
     achieved_added_median_s: float
     added_median_error_s: float
     added_median_rel_error: float
+    noise_share: float
+    raw_achieved_added_median_s: float
     tolerance: float
     abs_tolerance_s: float
     ks_distance: float
@@ -309,6 +322,26 @@ def requested_samples(table: T.DelayTable, base_s: np.ndarray, n: int = MC_DRAWS
     return pair, base_s[rng.integers(0, base_s.size, n)] + pair
 
 
+MAX_NOISE_SHARE = 0.25
+
+
+def noise_share(req: np.ndarray, inj: np.ndarray) -> float:
+    """c in F_inj(x) = (1 - c) F_req(x) below the requested median: the share of injected samples
+    that noise moved above it (noise only adds time). 0 when the injected samples are faster."""
+    qs = np.array([0.1, 0.2, 0.3, 0.4])
+    x = np.quantile(req, qs)
+    ratio = np.searchsorted(np.sort(inj), x, side="right") / inj.size / qs
+    # The signature of noise is a ratio the same at every q. A shift of the whole distribution
+    # (an injector adding too much) lowers the ratio most in the low tail: then no correction,
+    # and the raw median is judged. Allowance: 4 sd of the ratio at q = 0.1 and this n.
+    # Half or more of the samples "lengthened" is a shift too (a constant table's samples all
+    # move together).
+    c = 1.0 - float(np.median(ratio))
+    if float(np.ptp(ratio)) > 4 * np.sqrt(0.9 / (0.1 * inj.size)) + 0.02 or c >= 0.5:
+        return 0.0
+    return max(c, 0.0)
+
+
 def compare(tbl: T.DelayTable, base_s: np.ndarray, inj_s: np.ndarray, tolerance: float,
             abs_tolerance_s: float, **meta: Any) -> tuple[Validation, np.ndarray]:
     from scipy import stats
@@ -316,15 +349,18 @@ def compare(tbl: T.DelayTable, base_s: np.ndarray, inj_s: np.ndarray, tolerance:
     pair, req = requested_samples(tbl, base_s)
     b_med = float(np.median(base_s))
     req_added = float(np.median(req)) - b_med
-    ach_added = float(np.median(inj_s)) - b_med
+    raw_added = float(np.median(inj_s)) - b_med
+    c = noise_share(req, inj_s)
+    ach_added = float(np.quantile(inj_s, 0.5 * (1 - c))) - b_med
     err = ach_added - req_added
     rel = err / req_added if req_added > 0 else float("nan")
     ks = stats.ks_2samp(inj_s, req)
-    passed = abs(err) <= max(tolerance * abs(req_added), abs_tolerance_s)
+    passed = abs(err) <= max(tolerance * abs(req_added), abs_tolerance_s) and c <= MAX_NOISE_SHARE
     v = Validation(base_median_s=b_med, injected_median_s=float(np.median(inj_s)),
                    table_median_s=float(np.median(tbl.delays_ns)) * 1e-9, table_mean_s=tbl.mean_s(),
                    pair_mean_median_s=float(np.median(pair)), requested_added_median_s=req_added,
                    achieved_added_median_s=ach_added, added_median_error_s=err, added_median_rel_error=rel,
+                   noise_share=c, raw_achieved_added_median_s=raw_added,
                    tolerance=tolerance, abs_tolerance_s=abs_tolerance_s, ks_distance=float(ks.statistic),
                    ks_pvalue=float(ks.pvalue), passed=bool(passed), **meta)
     return v, req
@@ -396,10 +432,16 @@ def _validate(args: argparse.Namespace) -> int:
     print(f"added half-RTT median: requested {fmt_time(v.requested_added_median_s)}, achieved "
           f"{fmt_time(v.achieved_added_median_s)} (error {v.added_median_error_s * 1e9:+.1f} ns, "
           f"{100 * v.added_median_rel_error:+.2f} %)")
+    print(f"round trips lengthened by the machine (preemption): {100 * v.noise_share:.1f} %, excluded; "
+          f"median with them {fmt_time(v.raw_achieved_added_median_s)}")
     print(f"Kolmogorov-Smirnov distance, injected vs requested: {v.ks_distance:.4f} (p = {v.ks_pvalue:.3g})")
     tol_txt = f"{100 * args.tolerance:g} % or {fmt_time(abs_tol)}"
-    print(f"verdict: PASS: added median within {tol_txt}" if v.passed else
-          f"verdict: FAIL: added median off by more than {tol_txt}")
+    if v.noise_share > MAX_NOISE_SHARE:
+        print(f"verdict: FAIL: the machine lengthened {100 * v.noise_share:.0f} % of the round trips "
+              f"(more than {100 * MAX_NOISE_SHARE:.0f} %): too noisy to judge the injector; rerun on a quieter machine")
+    else:
+        print(f"verdict: PASS: added median within {tol_txt}" if v.passed else
+              f"verdict: FAIL: added median off by more than {tol_txt}")
     if args.json:
         Path(args.json).write_text(json.dumps(v.to_json(), indent=1) + "\n")
     if args.plot:

@@ -153,8 +153,8 @@ def test_validate_passes(name, tables, tmp_path):
     """The injector adds what the table asks, on the wire. c20 (constant) at the default 2 %. ln
     (lognormal, mean = sd = 40 us) is skewed enough that the median of a single draw (28.3 us) and
     the mean (40 us) lie 13 % and 22 % from the median of the mean of two draws (32.7 us): 4 %
-    tells those bugs apart while leaving room for preemption on a shared 2-core machine, which
-    lengthens the longest delays most (seen: +3 % to +5 % at 2 % under load)."""
+    tells those bugs apart while leaving room for what the noise correction leaves (seen on a
+    busy 2-core machine: plain median +6 % to +10 %, corrected -1.6 % to -0.9 %)."""
     out, png = tmp_path / "v.json", tmp_path / "v.png"
     tol = 0.02 if name == "c20" else 0.04
     cp = latscope("inject", "validate", "--table", str(tables[name]), "--seed", "3", "--reps", "10000",
@@ -164,7 +164,7 @@ def test_validate_passes(name, tables, tmp_path):
     v = json.loads(out.read_text())
     assert v["format"] == "latscope.inject-validate/1" and v["passed"] is True
     assert abs(v["added_median_rel_error"]) <= tol or abs(v["added_median_error_s"]) <= 50e-9
-    assert 0 <= v["ks_distance"] <= 1
+    assert 0 <= v["ks_distance"] <= 1 and 0 <= v["noise_share"] <= 0.25
     assert v["table_mean_s"] == pytest.approx(40e-6 if name == "ln" else 20e-6, rel=0.01)
     assert png.stat().st_size > 10000
 
@@ -191,3 +191,19 @@ def test_compare_two_draws_per_round_trip():
     assert v.requested_added_median_s == pytest.approx(0.839 * 10e-6, rel=0.02)
     w, _ = compare(t, base, one, 0.02, 50e-9, table="t", seed=1, np=2, size_bytes=8, reps=5000)
     assert not w.passed and w.ks_distance > 0.1
+
+
+def test_noise_share_tells_contamination_from_a_shift():
+    """noise_share (inject validate's correction): samples moved far up by noise are counted and
+    set aside; a shift of the whole distribution is not noise and is left to the verdict."""
+    from latscope.inject_cli import noise_share
+    rng = np.random.default_rng(1)
+    req = rng.lognormal(np.log(30e-6), 0.5, 200_000)
+    clean = rng.lognormal(np.log(30e-6), 0.5, 10_000)
+    assert noise_share(req, clean) < 0.02
+    hit = clean.copy()
+    hit[rng.random(hit.size) < 0.10] += 1e-3          # 10 % preempted by a 1 ms slice
+    assert noise_share(req, hit) == pytest.approx(0.10, abs=0.02)
+    assert noise_share(req, clean + 3e-6) == 0.0       # every sample 3 us longer: a shift
+    const = np.full(10_000, 20e-6) + rng.normal(0, 50e-9, 10_000)
+    assert noise_share(np.full(200_000, 20e-6) + rng.normal(0, 50e-9, 200_000), const + 500e-9) == 0.0
