@@ -66,7 +66,9 @@ static const char *USAGE =
     "  --seed S           recorded and broadcast (default 1)\n"
     "  --raw              include every sample in the records\n"
     "  -o, --output FILE  JSON Lines results (default - : standard output)\n"
-    "  --progress         one line per point on standard error\n";
+    "  --progress         one line per point on standard error\n"
+    "Environment: LATSCOPE_QUICK=1 caps every point to a smoke test (warm-up 10, 30 repetitions,\n"
+    "  0.05 s), recorded as rep_policy.quick in the metadata.\n";
 
 
 const struct option lts_cli_opts[] = {
@@ -303,6 +305,11 @@ void foreign_opt(app_t *a, int c, char **argv, const char *cmd) {
 /* Validate the common options (after the getopt loop). */
 void common_check(app_t *a, common_t *o, const char *cmd) {
     char msg[512];
+    const char *quick = getenv("LATSCOPE_QUICK");
+    if (quick && *quick && strcmp(quick, "0")) {
+        if (strcmp(quick, "1")) fail(a, "LATSCOPE_QUICK '%s': must be 1 (smoke-test sizes) or 0/unset", quick);
+        else if (!a->have_err && !lts_rep_policy_check(&o->pol, msg, sizeof msg)) lts_rep_policy_quick(&o->pol);
+    }
     if (!a->have_err && lts_rep_policy_check(&o->pol, msg, sizeof msg)) fail(a, "%s", msg);
     o->sync_i = lookup(a, &lts_sync_registry, "--sync", o->sync_name);
     lookup(a, &lts_timer_registry, "--timer", o->timer_name);

@@ -15,9 +15,17 @@ typedef struct lts_rep_policy {
     double rel_err;        /* target relative CI half-width, default 0.025 */
     double budget_s;       /* time budget per point (<= 0: none) */
     lts_stop_rule_t rule;  /* which CI the stop rule watches */
+    int quick;             /* 1: capped by lts_rep_policy_quick (recorded in the metadata) */
 } lts_rep_policy_t;
 
 void lts_rep_policy_default(lts_rep_policy_t *p);
+
+/* Cap a policy to a smoke-test size (LATSCOPE_QUICK=1 in latscope-bench): at most
+ * LTS_QUICK_WARMUP warm-up and LTS_QUICK_MAX_REPS repetitions, LTS_QUICK_BUDGET_S per point. */
+#define LTS_QUICK_WARMUP 10
+#define LTS_QUICK_MAX_REPS 30
+#define LTS_QUICK_BUDGET_S 0.05
+void lts_rep_policy_quick(lts_rep_policy_t *p);
 
 /* LTS_OK, or LTS_EINVAL with a message naming the bad field and the allowed range in msg. */
 int lts_rep_policy_check(const lts_rep_policy_t *p, char *msg, size_t len);

@@ -38,7 +38,6 @@ cpus_available``) is marked oversubscribed and kept out of the headline median e
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from latscope import jsonio
 from latscope.models import DiamondDAG, LogGPParams, LogPParams, ModelError, load_params, message_point, remap_sync
 from latscope.models.apps import remap_async_loggp_s, remap_async_stream_s, remap_sync_stream_s
 from latscope.models.params import HockneyParams, _interp
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"latscope apps_twins: {e}")
         return 2
     if a.json:
-        print(json.dumps(table.to_dict(orient="records"), indent=1))
+        print(jsonio.dumps(table.to_dict(orient="records"), indent=1))
         return 0
     print(tp.note)
     print(format_table(table).to_string(index=False))

@@ -28,7 +28,6 @@ the seed's mean-of-means alongside.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from latscope import jsonio
 from latscope.models import ModelError, load_params
 from latscope.models.barrier import row_loop_time_s, row_time_s
 from latscope.loop_options import add_loop_options, loop_options
@@ -210,8 +210,8 @@ def main(args: argparse.Namespace) -> int:
     if df.empty:
         return _fail(f"no barrier records (bench coll, op barrier) in {', '.join(args.files)}")
     if args.json:
-        print(json.dumps({"points": df.to_dict(orient="records"), "mean_abs_rel_err": mean_abs_rel_err(df)},
-                         indent=2, default=lambda x: None))
+        print(jsonio.dumps({"points": df.to_dict(orient="records"), "mean_abs_rel_err": mean_abs_rel_err(df)},
+                           indent=2, default=lambda x: None))
     else:
         print_table(df)
     return 0

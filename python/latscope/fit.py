@@ -12,7 +12,6 @@ Hockney: the one-way time of an m-byte message is T(m) = alpha + beta * m.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from latscope import jsonio
 from latscope.results import Results
 
 
@@ -138,5 +138,5 @@ def write_params(fits: list[HockneyFit], path: str, meta: dict[str, Any] | None 
         source.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time", "hosts")})
     doc = {"schema": "latscope.params/1", "model": "hockney", "params": params, "source": source}
     with open(path, "w") as f:
-        json.dump(doc, f, indent=2)
+        jsonio.dump(doc, f, indent=2)
         f.write("\n")

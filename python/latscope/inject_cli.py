@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from latscope import jsonio
 from latscope import tables as T
 from latscope.run import LaunchError, build_dir, launch, mpi_flavor, mpiexec_path, program
 from latscope.units import fmt_time, parse_duration
@@ -443,7 +444,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"verdict: PASS: added median within {tol_txt}" if v.passed else
               f"verdict: FAIL: added median off by more than {tol_txt}")
     if args.json:
-        Path(args.json).write_text(json.dumps(v.to_json(), indent=1) + "\n")
+        Path(args.json).write_text(jsonio.dumps(v.to_json(), indent=1) + "\n")
     if args.plot:
         plot_validation(v, base, inj, req, Path(args.plot))
         print(args.plot)

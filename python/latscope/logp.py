@@ -28,7 +28,6 @@ kept in source.per_size with a note — never a silent clamp.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from latscope import jsonio
 from latscope import fit
 from latscope.results import Results, load
 
@@ -185,14 +185,14 @@ class LogPFit:
     def write(self, path: str | Path, meta: dict[str, Any] | None = None) -> None:
         doc = {"schema": "latscope.params/1", "model": "loggp", "params": self.loggp_params(),
                "source": self.source(meta)}
-        Path(path).write_text(json.dumps(doc, indent=2) + "\n")
+        Path(path).write_text(jsonio.dumps(doc, indent=2) + "\n")
 
     def write_plogp(self, path: str | Path, meta: dict[str, Any] | None = None) -> None:
         src = {"tool": "latscope fit logp", "per_size": [r.to_dict() for r in self.rows], "notes": self.notes}
         if meta:
             src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time")})
         doc = {"schema": "latscope.params/1", "model": "plogp", "params": self.plogp_params(), "source": src}
-        Path(path).write_text(json.dumps(doc, indent=2) + "\n")
+        Path(path).write_text(jsonio.dumps(doc, indent=2) + "\n")
 
 
 def median_ci(samples: np.ndarray, confidence: float) -> tuple[float, float, float]:

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from latscope import jsonio
 from latscope import units
 from latscope.models import (
     COLLECTIVE_ALGORITHMS,
@@ -236,7 +236,7 @@ def _print_table(rows: Sequence[Sequence[Any]], header: Sequence[str], out: Text
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], rows: Sequence[Sequence[Any]], header: Sequence[str]) -> None:
     if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(jsonio.dumps(data, indent=2) + "\n")
     else:
         _print_table(rows, header, sys.stdout)
 

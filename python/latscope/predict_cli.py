@@ -14,11 +14,11 @@ Wiring is the same as :mod:`latscope.model_cli`: ``add_parser(subparsers)`` regi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from latscope import jsonio
 from latscope import model_cli
 from latscope.model_cli import _arg, add_model_value_args, format_time, params_from_args, parse_size, run_guarded
 from latscope.models import BarrierPrediction, ModelError, ModelParams, predict_barrier as _predict
@@ -118,7 +118,7 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
                         "bcast": lo.bcast}
         data["best_row"] = best_row
         data["crossover"] = cross
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(jsonio.dumps(data, indent=2) + "\n")
         return 0
     pt = pred.point if pred else None
     print(f"P = {args.np}, k = {args.k}" + (f", o_s = {format_time(pt.o_s_s)}, L = {format_time(pt.L_s)}, "

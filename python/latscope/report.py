@@ -6,6 +6,7 @@ import base64
 import html
 import io
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -187,7 +188,14 @@ def build(results: list[Results], out: Path, params: dict | None = None, title: 
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     for name, fn in all_sections():
-        body = fn(inp)
+        try:
+            body = fn(inp)
+        except Exception as e:  # noqa: BLE001 - one section's failure must not cost the whole report
+            if os.environ.get("LATSCOPE_DEBUG") == "1":
+                raise
+            plt.close("all")
+            body = (f"<p class='note'>This section could not be drawn from these files "
+                    f"({html.escape(type(e).__name__)}: {html.escape(str(e))}).</p>")
         if body:
             parts.append(f"<h2>{html.escape(name)}</h2>{body}")
     parts.append("</body></html>")

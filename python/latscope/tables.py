@@ -3,7 +3,6 @@ index with the low 12 bits of an LCG (seed 004 §3.1), their generators, the §5
 export to netem's distribution-table format."""
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats
+from latscope import jsonio
 
 FORMAT_VERSION = 1
 MAGIC = "# latscope-delay-table"
@@ -476,7 +476,7 @@ class FitSet:
         d.mkdir(parents=True, exist_ok=True)
         paths = [write_table(t, d / f) for f, t in self.tables.items()]
         js = d / "fit.json"
-        js.write_text(json.dumps(self.summary(), indent=1) + "\n")
+        js.write_text(jsonio.dumps(self.summary(), indent=1) + "\n")
         return paths + [js]
 
 

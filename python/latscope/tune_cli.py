@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from latscope import jsonio
 from latscope.run import LaunchError, run_program
 
 SCHEMA = "latscope.tune/1"
@@ -88,7 +89,7 @@ class DecisionTable:
 
     def save(self, path: str | Path) -> Path:
         p = Path(path)
-        p.write_text(json.dumps(self.to_doc(), indent=2) + "\n")
+        p.write_text(jsonio.dumps(self.to_doc(), indent=2) + "\n")
         return p
 
     def to_text(self) -> str:

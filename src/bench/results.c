@@ -30,6 +30,8 @@ static void policy_json(lts_json_t *j, const lts_rep_policy_t *p) {
     if (p->budget_s > 0) lts_json_dbl(j, "budget_s", p->budget_s); else lts_json_null(j, "budget_s");
     lts_json_str(j, "stop_rule", p->rule == LTS_STOP_MEAN ? "mean" : "median");
     lts_json_bool(j, "fixed", p->min_reps == p->max_reps);
+    /* LATSCOPE_QUICK=1: capped to a smoke-test size; such results are not full measurements */
+    lts_json_bool(j, "quick", p->quick);
     lts_json_obj_end(j);
 }
 

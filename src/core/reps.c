@@ -13,6 +13,16 @@ void lts_rep_policy_default(lts_rep_policy_t *p) {
     p->rel_err = 0.025;
     p->budget_s = 10.0;
     p->rule = LTS_STOP_MEAN;
+    p->quick = 0;
+}
+
+void lts_rep_policy_quick(lts_rep_policy_t *p) {
+    /* caps only: a smaller value the user asked for is kept */
+    if (p->warmup > LTS_QUICK_WARMUP) p->warmup = LTS_QUICK_WARMUP;
+    if (p->max_reps > LTS_QUICK_MAX_REPS) p->max_reps = LTS_QUICK_MAX_REPS;
+    if (p->min_reps > p->max_reps) p->min_reps = p->max_reps;
+    if (!(p->budget_s > 0) || p->budget_s > LTS_QUICK_BUDGET_S) p->budget_s = LTS_QUICK_BUDGET_S;
+    p->quick = 1;
 }
 
 int lts_rep_policy_check(const lts_rep_policy_t *p, char *msg, size_t len) {

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Union
 
 import numpy as np
 
+from latscope import jsonio
 from .errors import ModelError, require_int_at_least, require_nonneg, require_positive
 from .topology import mesh_avg_distance
 
@@ -370,7 +371,7 @@ class ParamSet:
         return out
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+        return jsonio.dumps(self.to_dict(), indent=indent, sort_keys=False)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ParamSet:

@@ -44,7 +44,8 @@ def _coll(inp: ReportInput) -> pd.DataFrame:
 
 
 def _isolated(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["sync"] != "none"]
+    # _coll gives a frame without columns when the files hold no collective records (p2p only, ...)
+    return df[df["sync"] != "none"] if "sync" in df else df
 
 
 def section_methods(inp: ReportInput) -> str | None:
