@@ -154,7 +154,8 @@ def section_provenance(inp: ReportInput) -> str | None:
 def section_summary(inp: ReportInput) -> str | None:
     frames = [r.summary() for r in inp.results if not r.points.empty]
     if not frames:
-        return None
+        names = ", ".join(Path(str(r.path)).name for r in inp.results)
+        return f"<p>No measured points in {html.escape(names)} (metadata only: a run stopped before its first point).</p>"
     return _table(pd.concat(frames, ignore_index=True))
 
 

@@ -98,7 +98,11 @@ def section_compare(inp) -> str | None:
     fig, ax = plt.subplots(figsize=(8, 4))
     algs = sorted(set(df["alg"]))
     for i, P in enumerate(sorted(set(df["P"]))):
-        d = df[df["P"] == P].set_index("alg").reindex(algs)
+        # several records per (P, alg) (sizes, files): the bar shows their median
+        cols = ["measured_s", "predicted_s", "closed_form_s"]
+        d = df[df["P"] == P][["alg"] + cols].copy()
+        d[cols] = d[cols].apply(pd.to_numeric, errors="coerce")
+        d = d.groupby("alg")[cols].median().reindex(algs)
         x = [j + 0.4 * i for j in range(len(algs))]
         ax.bar(x, d["measured_s"] * 1e6, width=0.2, label=f"measured, P = {P}")
         ax.scatter([v + 0.2 for v in x], d["predicted_s"].astype(float) * 1e6, marker="_", s=200, color="k",
