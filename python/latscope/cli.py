@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -85,13 +86,75 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _value_options(ap: argparse.ArgumentParser) -> tuple[set[str], set[str]]:
+    """(options that take a value, every option string) over the parser and all its subparsers."""
+    takes: set[str] = set()
+    known: set[str] = set()
+    stack = [ap]
+    while stack:
+        p = stack.pop()
+        for act in p._actions:
+            known.update(act.option_strings)
+            if act.option_strings and act.nargs != 0:
+                takes.update(act.option_strings)
+            if isinstance(act, argparse._SubParsersAction):
+                stack.extend(act.choices.values())
+    return takes, known
+
+
+def _join_dash_values(ap: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """`--mean -5us` -> `--mean=-5us`, `--alg -linear` -> `--alg=-linear`.
+
+    argparse takes a word that starts with '-' for an option unless it is a plain negative number,
+    so a negative duration or an exclusion in the `a,b,-c` grammar reached the command as "expected
+    one argument". Joining the value to its option lets the command itself judge it (and name it:
+    "negative delay", "unknown algorithm"). Words after `--` belong to another program: untouched."""
+    takes, known = _value_options(ap)
+    out: list[str] = []
+    for i, w in enumerate(argv):
+        if w == "--":
+            return out + argv[i:]
+        prev = out[-1] if out else ""
+        if (w.startswith("-") and len(w) > 1 and w not in known and not w.startswith("--")
+                and prev in takes and prev.startswith("--") and "=" not in prev):
+            out[-1] = f"{prev}={w}"
+            continue
+        out.append(w)
+    return out
+
+
 def _fail(msg: str) -> int:
     print(f"latscope: error: {msg}", file=sys.stderr)
     return EXIT_USAGE
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; an unexpected exception is one line and exit 1 (LATSCOPE_DEBUG=1: the traceback)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("latscope: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (`latscope ... | head`): nothing left to say, and nowhere to say it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except ResultsError as e:   # bad input file, whichever command read it
+        return _fail(str(e))
+    except FileNotFoundError as e:
+        return _fail(f"{e.filename}: no such file")
+    except Exception as e:  # noqa: BLE001 - no Python traceback reaches a user
+        if os.environ.get("LATSCOPE_DEBUG") == "1":
+            raise
+        what = str(e).splitlines()[0] if str(e) else ""
+        print(f"latscope: internal error: {type(e).__name__}{': ' + what if what else ''} "
+              f"(run with LATSCOPE_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str] | None = None) -> int:
     ap = build_parser()
+    argv = _join_dash_values(ap, list(sys.argv[1:] if argv is None else argv))
     args, extra = ap.parse_known_args(argv)
     if extra and not (args.cmd == "bench"):
         ap.error(f"unrecognized arguments: {' '.join(extra)}")

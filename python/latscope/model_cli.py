@@ -453,11 +453,21 @@ def _cmd_dag(args: argparse.Namespace) -> int:
 
 
 def _cmd_upper_bound(args: argparse.Namespace) -> int:
-    params, ps = params_from_args(args)
-    if not isinstance(params, LogGPParams):
-        raise ModelError(f"model {params.kind!r}: the upper bound (eqs. 13-14) needs LogGP's G")
+    # LoGPC eqs. (13)-(14): F = f(network) and T_c/T <= F/2G use only G and the network, so L and o
+    # are neither required nor read; G comes from --G, else from the parameters file.
+    ps = load_params(args.params) if getattr(args, "params", None) else None
+    G = args.G_s_per_byte
+    if G is None and ps is not None:
+        if not isinstance(ps.model, LogGPParams):
+            raise ModelError(f"{args.params}: model {ps.model.kind!r} has no G; the upper bound (eqs. 13-14) "
+                             "needs LogGP's G: give --G (e.g. --G 0.5ns) or a loggp parameters file")
+        G = ps.model.G_s_per_byte
+    if G is None:
+        raise ModelError("the upper bound (eqs. 13-14) needs G: give --G (e.g. --G 0.5ns) or --params with LogGP's G")
+    if not G > 0:
+        raise ModelError(f"--G {G:g} s/byte: must be > 0 (the bound is F/2G)")
     net = network_from_args(args, ps)
-    ub = upper_bound(params.G_s_per_byte, net)
+    ub = upper_bound(G, net)
     data = dataclasses.asdict(ub)
     rows = [
         ["F (eq. 13)", f"{ub.F_s_per_byte:.6g} s/byte"],
@@ -467,7 +477,6 @@ def _cmd_upper_bound(args: argparse.Namespace) -> int:
     if args.plot:
         import numpy as np
 
-        G = params.G_s_per_byte
         Bs = np.geomspace(8, 1 << 20, 120)
         ratios = []
         for B in Bs:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,42 +57,74 @@ class Results:
         return pd.DataFrame(rows)
 
 
+def _lines(p: Path) -> list[str]:
+    """The file's lines; a clear ResultsError for what is not a text results file at all."""
+    try:
+        data = p.read_bytes()
+    except IsADirectoryError:
+        raise ResultsError(f"{p}: is a directory, not a results file") from None
+    if not data:
+        raise ResultsError(f"{p}: 0 bytes: not a results file (it starts with a metadata record; "
+                           "was the run killed before it began?)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ResultsError(f"{p}: binary data at byte {e.start}, not a results file "
+                           f"(JSON Lines text, schema {SCHEMA})") from None
+    if "\0" in text:
+        raise ResultsError(f"{p}: binary data at byte {text.index(chr(0))}, not a results file "
+                           f"(JSON Lines text, schema {SCHEMA})")
+    return text.splitlines(keepends=True)
+
+
 def load(path: str | Path) -> Results:
-    """Load a results file; raises ResultsError naming the line that breaks the schema."""
+    """Load a results file; raises ResultsError naming the file and the line that breaks the schema.
+
+    A run killed while writing leaves a partial last line: that record is dropped with a warning
+    on standard error and the complete ones are kept. A partial line anywhere else is an error."""
     p = Path(path)
     meta: dict[str, Any] | None = None
     recs: list[dict[str, Any]] = []
     raw: dict[int, list[float]] = {}
     syncs: list[dict[str, Any]] = []
-    with p.open() as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                # a killed run can leave a partial last line: keep what was complete
-                if not f.readline():
-                    break
-                raise ResultsError(f"{p}:{lineno}: not JSON ({e.msg})") from None
-            kind = rec.get("type")
-            if lineno == 1 or meta is None:
-                if kind != "meta":
-                    raise ResultsError(f"{p}:{lineno}: the first record must be the metadata (type 'meta')")
-                if rec.get("schema") != SCHEMA:
-                    raise ResultsError(f"{p}:{lineno}: schema {rec.get('schema')!r}; this reader knows {SCHEMA!r}")
-                meta = rec
-                continue
-            if kind == "clock_sync":
-                syncs.append(rec)
-                continue
-            if kind != "point":
-                raise ResultsError(f"{p}:{lineno}: unknown record type {kind!r}")
-            if "samples_s" in rec:
-                raw[len(recs)] = rec.pop("samples_s")
-            recs.append(rec)
+    lines = _lines(p)
+    last = max((i for i, ln in enumerate(lines, 1) if ln.strip()), default=0)
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            truncated = lineno == last and not line.endswith("\n")
+            if truncated and meta is not None:
+                print(f"latscope: warning: {p}:{lineno}: the last record is truncated (a killed run?): "
+                      f"dropped; {len(recs)} complete point(s) kept", file=sys.stderr)
+                break
+            if truncated:
+                raise ResultsError(f"{p}:{lineno}: the metadata record is truncated ({e.msg} at column {e.colno}); "
+                                   "the file holds no complete record") from None
+            raise ResultsError(f"{p}:{lineno}: not JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(rec, dict):
+            raise ResultsError(f"{p}:{lineno}: a record must be a JSON object, not {type(rec).__name__}")
+        kind = rec.get("type")
+        if meta is None:
+            if kind != "meta":
+                raise ResultsError(f"{p}:{lineno}: the first record must be the metadata (type 'meta'), "
+                                   f"not {kind!r}")
+            if rec.get("schema") != SCHEMA:
+                raise ResultsError(f"{p}:{lineno}: schema {rec.get('schema')!r}; this reader knows {SCHEMA!r}")
+            meta = rec
+            continue
+        if kind == "clock_sync":
+            syncs.append(rec)
+            continue
+        if kind != "point":
+            raise ResultsError(f"{p}:{lineno}: unknown record type {kind!r}")
+        if "samples_s" in rec:
+            raw[len(recs)] = rec.pop("samples_s")
+        recs.append(rec)
     if meta is None:
-        raise ResultsError(f"{p}: empty results file")
+        raise ResultsError(f"{p}: only blank lines: not a results file (it starts with a metadata record)")
     df = pd.DataFrame.from_records(recs)
     if not df.empty and "group" in df:
         # collective records have no group (all ranks take part)

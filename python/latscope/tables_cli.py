@@ -122,9 +122,13 @@ def _param_names() -> list[str]:
 def _value(text: str, spec: T.ParamSpec, flag: str) -> float:
     if spec.kind == "time":
         try:
-            return parse_duration(text)
+            v = parse_duration(text)
         except ValueError as e:
             raise T.TableError(f"--{flag}: {e}") from None
+        # a delay table holds delays: a negative one cannot be waited (loc is a shift, checked by make)
+        if v < 0 and flag != "loc":
+            raise T.TableError(f"--{flag} {text}: negative delay; give a time >= 0 with a unit, e.g. {text.lstrip('-')}")
+        return v
     try:
         return float(text)
     except ValueError:
