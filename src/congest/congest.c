@@ -56,10 +56,12 @@ static const char *USAGE =
     "  --version, --help\n"
     "  SIGINT/SIGTERM stop the run cleanly: the load achieved so far is printed, exit status 0.\n"
     "  (MPICH's mpiexec passes them on to the ranks. Open MPI's mpirun does too, but then exits 1\n"
-    "  and may drop the ranks' output: signal the ranks themselves, or use --duration / --json.)\n";
+    "  and may drop the ranks' output: signal the ranks themselves, or use --duration / --json.)\n"
+    "Environment: LATSCOPE_QUICK=1 caps --duration at 1 s (a smoke test; \"quick\": true in --json).\n";
 
 typedef struct opts {
     double load, bandwidth_Bps, duration_s;
+    int quick;   /* LATSCOPE_QUICK=1 capped --duration */
     size_t size;
     unsigned long long seed;
     const char *json;
@@ -216,6 +218,15 @@ static int parse_args(app_t *a, opts_t *o, int argc, char **argv) {
         }
     }
     if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-congest --help", argv[optind]);
+    /* LATSCOPE_QUICK=1 (smoke tests, the docs test): a timed run lasts at most 1 s; recorded in --json */
+    const char *quick = getenv("LATSCOPE_QUICK");
+    if (quick && *quick && strcmp(quick, "0")) {
+        if (strcmp(quick, "1")) fail(a, "LATSCOPE_QUICK '%s': must be 1 (smoke-test sizes) or 0/unset", quick);
+        else {
+            o->quick = 1;
+            if (o->duration_s > 1.0) o->duration_s = 1.0;
+        }
+    }
     if (o->print_gaps && !o->bandwidth_Bps)
         fail(a, "--print-gaps needs --bandwidth (the gaps' mean is size / (load x bandwidth))");
     if (!o->print_gaps && !o->print_random && a->P < 2)
@@ -440,6 +451,7 @@ static int print_results(const opts_t *o, int P, const report_t *all, int measur
     lts_json_int(&j, "size_bytes", (long long)o->size);
     if (o->duration_s > 0) lts_json_dbl(&j, "duration_requested_s", o->duration_s);
     else lts_json_null(&j, "duration_requested_s");
+    lts_json_bool(&j, "quick", o->quick);
     lts_json_str(&j, "bandwidth_source", measured ? "measured" : "given");
     lts_json_bool(&j, "stopped_by_signal", signalled);
     lts_json_arr_begin(&j, "pairs");
