@@ -171,7 +171,9 @@ def _main(argv: list[str] | None = None) -> int:
             from latscope import characterize
             if args.np is not None and args.np < 1:
                 return _fail(f"--np {args.np}: must be a positive number of ranks")
-            return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, args.quick, args.timer)
+            # LATSCOPE_QUICK=1 (smoke tests, the docs test) means --quick; latscope-bench caps each point too
+            quick = args.quick or os.environ.get("LATSCOPE_QUICK") == "1"
+            return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer)
         if args.cmd == "results":
             for fn in args.files:
                 res = load(fn)

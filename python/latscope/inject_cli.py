@@ -309,6 +309,7 @@ class Validation:
     ks_distance: float
     ks_pvalue: float
     passed: bool
+    quick: bool = False   # LATSCOPE_QUICK=1: a smoke test, too few samples for a verdict
 
     def to_json(self) -> dict[str, Any]:
         return {"format": "latscope.inject-validate/1", **asdict(self)}
@@ -437,7 +438,13 @@ def _validate(args: argparse.Namespace) -> int:
           f"median with them {fmt_time(v.raw_achieved_added_median_s)}")
     print(f"Kolmogorov-Smirnov distance, injected vs requested: {v.ks_distance:.4f} (p = {v.ks_pvalue:.3g})")
     tol_txt = f"{100 * args.tolerance:g} % or {fmt_time(abs_tol)}"
-    if v.noise_share > MAX_NOISE_SHARE:
+    # LATSCOPE_QUICK=1 caps latscope-bench at 30 repetitions: a median of 30 cannot judge 2 %, so the
+    # run checks that everything works end to end and says that it passed no verdict
+    v.quick = os.environ.get("LATSCOPE_QUICK") == "1"
+    if v.quick:
+        print(f"verdict: not judged: LATSCOPE_QUICK=1 capped the ping-pongs to a smoke test "
+              f"({len(base)} and {len(inj)} samples); unset it for a verdict")
+    elif v.noise_share > MAX_NOISE_SHARE:
         print(f"verdict: FAIL: the machine lengthened {100 * v.noise_share:.0f} % of the round trips "
               f"(more than {100 * MAX_NOISE_SHARE:.0f} %): too noisy to judge the injector; rerun on a quieter machine")
     else:
@@ -448,7 +455,7 @@ def _validate(args: argparse.Namespace) -> int:
     if args.plot:
         plot_validation(v, base, inj, req, Path(args.plot))
         print(args.plot)
-    return 0 if v.passed else 1
+    return 0 if v.passed or v.quick else 1
 
 
 def plot_validation(v: Validation, base: np.ndarray, inj: np.ndarray, req: np.ndarray, out: Path) -> Path:
