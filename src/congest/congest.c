@@ -491,13 +491,22 @@ static int print_results(const opts_t *o, int P, const report_t *all, int measur
     return bad_count ? 1 : 0;
 }
 
+/* A JSON number, or null where the value is not finite (NaN/Infinity are not JSON). */
+static void json_num(const char *sep, const char *fmt, double v) {
+    fputs(sep, stdout);
+    if (isfinite(v)) printf(fmt, v);
+    else fputs("null", stdout);
+}
+
 static void print_gaps(const opts_t *o, int P) {
     double mean = mean_gap_ns(o, o->bandwidth_Bps);
     for (int r = 0; r < (P < 2 ? 1 : P - P % 2); r += 2) {
         lts_mt64_t g;
         stream_init(&g, o->seed, r);
-        printf("{\"rank\": %d, \"mean_gap_ns\": %.6g, \"gaps_ns\": [", r, mean);
-        for (long i = 0; i < o->print_gaps; i++) printf("%s%.17g", i ? ", " : "", next_gap_ns(&g, mean));
+        printf("{\"rank\": %d, ", r);
+        json_num("\"mean_gap_ns\": ", "%.6g", mean);
+        fputs(", \"gaps_ns\": [", stdout);
+        for (long i = 0; i < o->print_gaps; i++) json_num(i ? ", " : "", "%.17g", next_gap_ns(&g, mean));
         printf("]}\n");
     }
 }

@@ -60,11 +60,13 @@ class Runner:
             self.stdout[name] = cp.stdout
         return cp.stdout
 
-    def mpi(self, np_: int, prog: str, *argv: str) -> None:
+    def mpi(self, np_: int, prog: str, *argv: str, name: str | None = None) -> None:
         ln = launch(np_)
         cp = subprocess.run(ln.prefix + [str(build_dir() / "bin" / prog), *argv], cwd=self.d, env=self.env,
                             capture_output=True, text=True, timeout=300)
         assert cp.returncode == 0, cp.stderr[-3000:]
+        if name:
+            (self.d / name).write_text(cp.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +85,7 @@ def outputs(tmp_path_factory) -> Runner:
     r("bench", "tune", "--np", "2", "--op", "scatter", "--sizes", "0,1K", "-o", "bench_tune.jsonl",
       "--table", "bench_tune.json")
     r.mpi(2, "latscope-congest", "--load", "0.1", "--size", "1K", "--duration", "0.2s", "--json", "congest.json")
+    r.mpi(2, "latscope-congest", "--print-gaps", "50", "--bandwidth", "1G", "--size", "1K", name="gaps.jsonl")
     # analysis (Python writers)
     r("fit", "hockney", "pp.jsonl", "--json", "params.json")
     r("fit", "logp", "logp.jsonl", "--json", "loggp.json", "--plogp-json", "plogp.json")
@@ -111,7 +114,7 @@ def outputs(tmp_path_factory) -> Runner:
 
 EXPECTED = ["pp.jsonl", "bw.jsonl", "coll.jsonl", "barrier.jsonl", "logp.jsonl", "app.jsonl", "bench_tune.jsonl",
             "bench_tune.json",
-            "congest.json", "params.json", "loggp.json", "plogp.json", "tune.json", "fit_tables/fit.json",
+            "congest.json", "gaps.jsonl", "params.json", "loggp.json", "plogp.json", "tune.json", "fit_tables/fit.json",
             "validate.json", "barrier_compare.stdout.json", "predict_barrier.stdout.json",
             "model_upper_bound_G_only.stdout.json"] + \
     [f"model_{m}.stdout.json" for m in ("p2p", "contention", "barrier", "collective", "remap", "dag", "upper-bound")]
