@@ -150,13 +150,16 @@ def test_bad_input_exit_2(cmd, tables, tmp_path):
 
 @pytest.mark.parametrize("name", ["c20", "ln"])
 def test_validate_passes(name, tables, tmp_path):
-    """The injector adds what the table asks, on the wire. c20 (constant) at the default 2 %. ln
+    """The injector adds what the table asks, on the wire, within 4 % (the command's default is
+    2 %: on a busy 2-core machine a waiting MPICH rank yields its core and every round trip of a
+    constant 20 us table came out 1.4 % to 2.9 % long, a machine effect that no injector bug is as
+    small as: wrong units, a missing or doubled draw are 50 % or more). ln
     (lognormal, mean = sd = 40 us) is skewed enough that the median of a single draw (28.3 us) and
     the mean (40 us) lie 13 % and 22 % from the median of the mean of two draws (32.7 us): 4 %
     tells those bugs apart while leaving room for what the noise correction leaves (seen on a
     busy 2-core machine: plain median +6 % to +10 %, corrected -1.6 % to -0.9 %)."""
     out, png = tmp_path / "v.json", tmp_path / "v.png"
-    tol = 0.02 if name == "c20" else 0.04
+    tol = 0.04
     cp = latscope("inject", "validate", "--table", str(tables[name]), "--seed", "3", "--reps", "10000",
                   "--tolerance", str(tol), "--json", str(out), "--plot", str(png))
     assert cp.returncode == 0, cp.stdout + cp.stderr
