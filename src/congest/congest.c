@@ -16,7 +16,12 @@
  * achieved per pair and in total, and everyone exits 0.
  *
  * Bad input: every rank parses the same arguments and reaches the same verdict; rank 0 names
- * the bad value; all exit 2. */
+ * the bad value; all exit 2.
+ *
+ * Test hook (for tests only): LATSCOPE_TEST_READY_FILE=PATH makes each sender create PATH.<rank>
+ * once it has sent LATSCOPE_TEST_READY_MSGS messages (default 1), so a test signals a run that is
+ * under way (handlers installed on every rank, that many messages sent) by waiting for the file,
+ * not for a fixed time. */
 #include "latscope/errors.h"
 #include "latscope/json.h"
 #include "latscope/results.h"
@@ -310,6 +315,14 @@ typedef struct report {
 } report_t;
 #define REPORT_N ((int)(sizeof(report_t) / sizeof(double)))
 
+/* The test hook's file PATH.<rank>: empty, its existence is the news. */
+static void touch_ready(const char *path, int me) {
+    char fin[4096];
+    snprintf(fin, sizeof fin, "%s.%d", path, me);
+    FILE *f = fopen(fin, "w");
+    if (f) fclose(f);
+}
+
 /* ---- Algorithm 3 --------------------------------------------------------------------- */
 static void run_sender(const opts_t *o, int me, int peer, double bw, char *buf, stopper_t *st, report_t *rep) {
     lts_mt64_t g;
@@ -319,11 +332,14 @@ static void run_sender(const opts_t *o, int me, int peer, double bw, char *buf, 
     double last = now_ns(), start = last;
     double deadline = o->duration_s > 0 ? start + o->duration_s * 1e9 : INFINITY;
     double bytes = 0, msgs = 0;
+    const char *ready = getenv("LATSCOPE_TEST_READY_FILE"), *ready_n = getenv("LATSCOPE_TEST_READY_MSGS");
+    const double ready_at = ready_n && atof(ready_n) >= 1 ? floor(atof(ready_n)) : 1.0;
     while (!st->stopped) {
         if (bucket >= delay) {
             MPI_Send(buf, (int)o->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
             bytes += (double)o->size;
             msgs += 1;
+            if (ready && *ready && msgs == ready_at) touch_ready(ready, me);
             bucket -= delay;
             delay = next_gap_ns(&g, mean);
         }
