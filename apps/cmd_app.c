@@ -109,6 +109,8 @@ static void app_extra(lts_json_t *j, int is_meta, void *ud) {
         lts_json_str(j, "style", STYLE_NAMES[p->style]);
         lts_json_int(j, "recv_min_messages", ap->recv_min);
         lts_json_int(j, "recv_max_messages", ap->recv_max);
+        /* sync: LoGPC §5.1.1's 2 (o_s + L + o_r) measured with the twin's calls (null: async, P = 1) */
+        lts_json_dbl(j, "rr_rtt_s", ap->rr_rtt_s);
     }
     if (dag) {
         lts_json_int(j, "grid", p->grid);

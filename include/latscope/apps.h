@@ -56,6 +56,9 @@ typedef struct lts_app_point {
     int recv_min, recv_max;  /* remap: messages received per rank per repetition (over ranks) */
     long task_rounds;        /* dag: integer-mix rounds per task */
     double task_s;           /* dag: measured time of one task (calibration on rank 0) */
+    double rr_rtt_s;         /* sync remap, P > 1: the contention-free request-reply round trip measured
+                                with the twin's own calls before the repetitions (LoGPC §5.1.1's
+                                2 (o_s + L + o_r)); NAN otherwise */
 } lts_app_point_t;
 
 /* A pattern: its descriptor (timed by lts_measure) plus what the run around it needs. The row

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_REQ = 0x4150, TAG_REP = 0x4151, TAG_DAG = 0x4152 };
+enum { TAG_REQ = 0x4150, TAG_REP = 0x4151, TAG_DAG = 0x4152, TAG_RR_REQ = 0x4153, TAG_RR_REP = 0x4154 };
 #define POISON 0xEE
 
 typedef struct lts_app_run_state {
@@ -30,6 +30,7 @@ typedef struct lts_app_run_state {
     int nsrc;                      /* ranks that send to this one; their slots: */
     int *src_rank, *src_off, *src_cnt, *src_done;   /* in_src[src_off[q] .. + src_cnt[q]) == src_rank[q] */
     int recv_min, recv_max;
+    double rr_rtt_s;               /* sync remap: the contention-free request-reply round trip (NAN: none) */
     unsigned char *sbuf, *rbuf, *pbuf;   /* requests sent, requests received, replies received */
     MPI_Request *req, *sreq;
     MPI_Status *in_st, *rep_st;
@@ -196,23 +197,83 @@ static void remap_free(lts_app_run_state_t *st) {
     st->in_st = st->rep_st = NULL;
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* LoGPC §5.1.1's contention-free round trip 2 (o_s + L + o_r) for this message size, measured the
+ * way the sync remap waits: one requester (rank 0) and one server (rank 1), no other traffic, the
+ * twin's own calls (requester: MPI_Irecv of the reply, MPI_Isend, MPI_Waitany over [reply, server
+ * slot], MPI_Wait of the send; server: MPI_Waitany, MPI_Irecv of the next request, MPI_Send of the
+ * reply). Why not the round trip of `latscope-bench logp`: that one waits in MPI_Recv/MPI_Wait,
+ * which in MPICH 5 call sched_yield while they wait, and MPI_Waitany does not; on this shared
+ * machine a yield hands the core to another process, so the blocking round trip was 2.3-2.6 us
+ * against 0.5-0.6 us polled (docs/apps.md). Median over passes of K round trips back to back (the
+ * twin's repetitions are trains too); untimed by the driver, run before the repetitions, never
+ * derived from the remap's timings. The buffers are the twin's (sbuf sends, pbuf receives), and
+ * pbuf is poisoned afterwards. Other ranks only take part in the barrier and the broadcast. */
+static int remap_time_rr(lts_app_run_state_t *st) {
+    enum { K = 32, PASSES = 15 };
+    const int B = (int)st->bytes;
+    double per[PASSES], v = NAN;
+    for (int pass = 0; pass < PASSES; pass++) {
+        if (MPI_Barrier(st->comm)) return LTS_EMPI;
+        MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, s;
+        int idx;
+        if (st->me == 0) {
+            double t0 = lts_timer_now(st->timer);
+            for (int k = 0; k < K; k++) {
+                if (MPI_Irecv(st->pbuf, B, MPI_BYTE, 1, TAG_RR_REP, st->comm, &r[0]) ||
+                    MPI_Isend(st->sbuf, B, MPI_BYTE, 1, TAG_RR_REQ, st->comm, &s) ||
+                    MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE) || MPI_Wait(&s, MPI_STATUS_IGNORE))
+                    return LTS_EMPI;
+            }
+            per[pass] = (lts_timer_now(st->timer) - t0) / K;
+        } else if (st->me == 1) {
+            /* requests land in two alternating slots: the next one's receive is posted (as the
+             * twin does) while this one is echoed from its own slot */
+            if (MPI_Irecv(st->pbuf, B, MPI_BYTE, 0, TAG_RR_REQ, st->comm, &r[1])) return LTS_EMPI;
+            for (int k = 0; k < K; k++) {
+                unsigned char *cur = st->pbuf + (size_t)(k % 2) * st->bytes, *nxt = st->pbuf + (size_t)((k + 1) % 2) * st->bytes;
+                if (MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE)) return LTS_EMPI;
+                if (k + 1 < K && MPI_Irecv(nxt, B, MPI_BYTE, 0, TAG_RR_REQ, st->comm, &r[1])) return LTS_EMPI;
+                if (MPI_Send(cur, B, MPI_BYTE, 0, TAG_RR_REP, st->comm)) return LTS_EMPI;
+            }
+        }
+    }
+    if (st->me == 0) {
+        qsort(per, PASSES, sizeof *per, cmp_dbl);
+        v = per[PASSES / 2];
+    }
+    if (MPI_Bcast(&v, 1, MPI_DOUBLE, 0, st->comm)) return LTS_EMPI;
+    st->rr_rtt_s = v;
+    memset(st->pbuf, POISON, (size_t)st->p->messages * st->bytes);
+    return LTS_OK;
+}
+
 static int remap_init(lts_op_ctx_t *c) {
     lts_app_run_state_t *st = c->state;
     const size_t n = (size_t)st->p->messages, B = st->bytes, nin = (size_t)st->nin;
     st->sbuf = malloc(n * B + 1);
     st->rbuf = malloc(nin * B + 1);
-    st->pbuf = malloc(n * B + 1);
+    st->pbuf = malloc((n + 1) * B + 1);   /* at least two slots: remap_time_rr's server alternates */
     st->req = malloc((nin + n + 1) * sizeof *st->req);
     st->sreq = malloc((n + 1) * sizeof *st->sreq);
     st->in_st = malloc((nin + n + 1) * sizeof *st->in_st);
     st->rep_st = malloc((n + 1) * sizeof *st->rep_st);
-    if (!st->sbuf || !st->rbuf || !st->pbuf || !st->req || !st->sreq || !st->in_st || !st->rep_st) {
+    int ok = st->sbuf && st->rbuf && st->pbuf && st->req && st->sreq && st->in_st && st->rep_st, all_ok;
+    /* every rank must know before the collective microbenchmark below */
+    if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, st->comm)) all_ok = 0;
+    if (!all_ok) {
         remap_free(st);
         return LTS_ENOMEM;
     }
     /* the payloads are written once, untimed: sending does not include making the data */
     for (size_t k = 0; k < n; k++) payload_fill(st->sbuf + slot_of(k, B), B, payload_key(st->p->seed, st->me, (int)k));
     st->pending = 0;
+    st->rr_rtt_s = NAN;
+    if (st->p->style == LTS_REMAP_SYNC && st->P > 1) return remap_time_rr(st);
     return LTS_OK;
 }
 
@@ -733,7 +794,7 @@ int lts_app_run(MPI_Comm comm, const lts_app_cfg_t *cfg) {
                 const int n = cfg->params.grid;
                 lts_app_point_t ap = {pat->op.name, pt.alg, st.bytes, st.blocks,
                                       pat->uses_blocks ? st.bytes * (size_t)((n + st.blocks - 1) / st.blocks) : 0,
-                                      st.recv_min, st.recv_max, st.rounds, st.task_s};
+                                      st.recv_min, st.recv_max, st.rounds, st.task_s, st.rr_rtt_s};
                 cfg->on_point(cfg->ud, &pt, &ap);
             }
             lts_measurement_free(&m);
