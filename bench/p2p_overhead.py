@@ -22,7 +22,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--size", type=int, default=8)
     ap.add_argument("--target", type=float, default=1.02)
-    ap.add_argument("--sync", default="barrier", help="latscope's repetition separation (barrier: isolated, default)")
+    ap.add_argument("--sync", default="auto", help="latscope's repetition separation (auto: the default; barrier: isolated)")
     a = ap.parse_args()
     ln = launch(2)
     lat, bare = [], []

@@ -40,9 +40,21 @@ typedef struct lts_op_desc {
      * last, unused one. */
     int (*prepare)(lts_op_ctx_t *ctx);
     void (*cancel)(lts_op_ctx_t *ctx);
+    /* 1: one repetition is a round trip that isolates itself: the initiator's clock stops only
+     * after every other rank of the group has done its last step (the reply, the ack), so the
+     * next repetition cannot overlap this one and --sync auto runs them back to back
+     * (docs/measurement.md "Isolation"). */
+    int self_isolating;
 } lts_op_desc_t;
 
 extern const lts_registry_t lts_p2p_registry;
+
+/* A message buffer for a measurement: `bytes` (at least 1) zeroed bytes on a page boundary,
+ * freed with free(); NULL when out of memory. Page alignment makes the offset between a
+ * sender's and a receiver's buffer (mod 4096) the same in every launch; left to malloc it varies
+ * with what each rank allocated before, and on AMD Zen a single-copy transfer whose
+ * destination - source is 16 mod 4096 runs 4x slower at 64 KiB (docs/measurement.md "Buffers"). */
+void *lts_buffer_alloc(size_t bytes);
 
 /* Bytes each of sbuf and rbuf must hold for the largest point. */
 size_t lts_op_bufsize(const lts_op_desc_t *op, size_t max_bytes, size_t max_reply, int window);
@@ -51,9 +63,17 @@ size_t lts_op_bufsize(const lts_op_desc_t *op, size_t max_bytes, size_t max_repl
 typedef struct lts_sync_desc {
     const char *name;
     const char *help;
-    int per_rep;   /* 1: a synchronising allreduce after every repetition; 0: back to back in blocks */
+    int per_rep;   /* 1: a synchronising allreduce after every repetition; 0: back to back in blocks;
+                      -1 (auto): 0 for a self-isolating operation measured one group at a time, else 1 */
 } lts_sync_desc_t;
 extern const lts_registry_t lts_sync_registry;
+
+/* The row `s` stands for when measuring `op`: auto resolves to none for a self-isolating
+ * operation and to barrier otherwise, and to barrier whenever `concurrent` (groups measured in
+ * parallel must start their repetitions together) or `needs_per_rep` (global timing). Rows
+ * other than auto are returned as they are. */
+const lts_sync_desc_t *lts_sync_resolve(const lts_sync_desc_t *s, const lts_op_desc_t *op, int concurrent,
+                                        int needs_per_rep);
 
 /* Timing methods (a registry: --timing NAME; MPIBlib §2.1, IMB for `local`).
  *   root        the initiator's / root's clock; for collectives every other rank confirms its
@@ -110,7 +130,16 @@ typedef struct lts_measurement {
     double window_s;        /* global timing: the start window used (else NaN) */
     double *local;          /* local timing, rank 0: 4 per rank (min, avg, max, median); else NULL */
     int nlocal;             /* ranks in local */
+    const char *sync;       /* the sync row used (auto resolved) */
+    long discarded;         /* timed repetitions dropped as warm-up by the stationarity check (reps.h) */
+    int stationary;         /* 1: the kept samples passed the stationarity check; 0: not (or never checked) */
 } lts_measurement_t;
+
+/* Every scalar of a measurement as LTS_MEASUREMENT_NSCALARS doubles, to move it between ranks
+ * (the samples and per-rank arrays travel separately); unpack leaves those pointers NULL. */
+#define LTS_MEASUREMENT_NSCALARS 13
+void lts_measurement_pack(const lts_measurement_t *m, double *h);
+void lts_measurement_unpack(const double *h, lts_measurement_t *m);
 
 /* Time `op` on ctx->comm (collective over it). */
 int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *cfg, lts_measurement_t *out);

@@ -43,20 +43,29 @@ const char *lts_stop_reason_name(lts_stop_reason_t r);
 /* Streaming stop-rule state over one point's samples. The rule is re-evaluated on a
  * geometric schedule (every ~2 % more samples) so checking costs O(n log n) in total and
  * overshoots the needed count by at most ~2 %. */
+/* Steady state (docs/measurement.md "Steady state"): an adaptive policy stops only when the CI
+ * target is met AND the kept samples are stationary: the medians of their older and newer halves
+ * differ by at most rel_err of the whole median. When they differ, the older half is dropped as
+ * warm-up (counted in `discarded`) and measuring goes on, so the warm-up adapts to the point.
+ * max_reps bounds the timed repetitions kept plus discarded. A fixed count is kept whole. */
 typedef struct lts_rep_ctl {
     lts_rep_policy_t pol;
-    double *samples;
+    double *samples;        /* the kept samples: samples[0..n) */
     size_t n, cap;
     size_t next_check;
-    double sum, m2, mean;   /* Welford */
+    double sum, m2, mean;   /* Welford, over the kept samples */
     double achieved_rel_err;
+    size_t discarded;       /* samples dropped as warm-up by the stationarity check */
+    int stationary;         /* the last check found the halves in agreement */
+    double halves_rel_diff; /* |median(newer half) - median(older half)| / |median| at the last check */
 } lts_rep_ctl_t;
 
 int lts_rep_ctl_init(lts_rep_ctl_t *c, const lts_rep_policy_t *p);
 void lts_rep_ctl_free(lts_rep_ctl_t *c);
 /* Add a sample; returns 0 or LTS_ENOMEM. */
 int lts_rep_add(lts_rep_ctl_t *c, double x);
-/* Decide after the samples so far; elapsed_s is the point's wall time so far. */
+/* Decide after the samples so far; elapsed_s is the point's wall time so far. May drop the
+ * older half of the kept samples (see above). */
 lts_stop_reason_t lts_rep_decide(lts_rep_ctl_t *c, double elapsed_s);
 
 #ifdef __cplusplus

@@ -13,7 +13,8 @@
 #include <string.h>
 
 static const lts_sync_desc_t syncs[] = {
-    {"barrier", "repetitions isolated: a synchronising allreduce separates each one (default)", 1},
+    {"auto", "none for a round trip measured one group at a time (it isolates itself), else barrier (default)", -1},
+    {"barrier", "repetitions isolated: a synchronising allreduce separates each one", 1},
     {"none", "repetitions back to back (pipelined); stop decisions between blocks", 0},
 };
 _Static_assert(sizeof(syncs) / sizeof(syncs[0]) <= LTS_REGISTRY_MAX, "sync registry too large");
@@ -30,6 +31,19 @@ static const lts_timing_desc_t timings[] = {
 _Static_assert(sizeof(timings) / sizeof(timings[0]) == LTS_TIMING_N, "one row per timing method");
 const lts_registry_t lts_timing_registry = LTS_REGISTRY("timing method", timings);
 
+/* docs/measurement.md "Isolation": a self-isolating round trip gains nothing from a stop-sync
+ * after every repetition and loses by it. The initiator leaves the allreduce first and its next
+ * message then reaches a partner still on its way out; on MPICH's shared memory that costs about
+ * 300 ns of an 1.1 us one-way latency (bench/p2p_overhead.py). */
+const lts_sync_desc_t *lts_sync_resolve(const lts_sync_desc_t *s, const lts_op_desc_t *op, int concurrent,
+                                        int needs_per_rep) {
+    if (!s || s->per_rep >= 0) return s;
+    const char *name = op && op->self_isolating && !concurrent && !needs_per_rep ? "none" : "barrier";
+    for (size_t i = 0; i < sizeof syncs / sizeof syncs[0]; i++)
+        if (!strcmp(syncs[i].name, name)) return &syncs[i];
+    return s;
+}
+
 enum { TAG_CONFIRM = 0x4c43, TAG_ACK = 0x4c44 };
 
 void lts_measurement_free(lts_measurement_t *m) {
@@ -38,6 +52,29 @@ void lts_measurement_free(lts_measurement_t *m) {
     m->samples = NULL;
     m->local = NULL;
     m->n = 0;
+}
+
+void *lts_buffer_alloc(size_t bytes) {
+    void *p = NULL;
+    if (bytes == 0) bytes = 1;
+    if (posix_memalign(&p, 4096, bytes)) return NULL;
+    memset(p, 0, bytes);
+    return p;
+}
+
+void lts_measurement_pack(const lts_measurement_t *m, double *h) {
+    h[0] = (double)m->n; h[1] = (double)m->reps_total; h[2] = m->stop_reason; h[3] = m->rel_err; h[4] = m->wall_s;
+    h[5] = (double)m->reps_invalid; h[6] = (double)m->negative; h[7] = m->confirm_s; h[8] = m->window_s;
+    h[9] = m->local ? m->nlocal : 0; h[10] = (double)m->discarded; h[11] = m->stationary;
+    h[12] = m->sync ? lts_reg_find(&lts_sync_registry, m->sync) : -1;
+}
+
+void lts_measurement_unpack(const double *h, lts_measurement_t *m) {
+    memset(m, 0, sizeof *m);
+    m->n = (size_t)h[0]; m->reps_total = (long)h[1]; m->stop_reason = (int)h[2]; m->rel_err = h[3]; m->wall_s = h[4];
+    m->reps_invalid = (long)h[5]; m->negative = (long)h[6]; m->confirm_s = h[7]; m->window_s = h[8];
+    m->nlocal = (int)h[9]; m->discarded = (long)h[10]; m->stationary = (int)h[11];
+    m->sync = h[12] >= 0 ? lts_reg_row(&lts_sync_registry, (size_t)h[12])->name : NULL;
 }
 
 static void spin(const lts_timer_t *t, double seconds) {
@@ -127,9 +164,12 @@ int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cf
     const int root = ctx->rank == 0;
     const lts_timing_t timing = cfg->timing;
     const int global = timing == LTS_TIMING_GLOBAL, local = timing == LTS_TIMING_LOCAL;
-    const int per_rep = cfg->sync->per_rep;
+    /* max timing needs every repetition to start together, as global timing does */
+    const lts_sync_desc_t *sync = lts_sync_resolve(cfg->sync, op, 0, global || timing == LTS_TIMING_MAX);
+    const int per_rep = sync->per_rep;
     int rc = LTS_OK;
     memset(out, 0, sizeof *out);
+    out->sync = sync->name;
     out->rel_err = NAN;
     out->confirm_s = NAN;
     out->window_s = NAN;
@@ -277,6 +317,8 @@ int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cf
     out->wall_s = MPI_Wtime() - start;
     if (root && rc == LTS_OK) {
         out->rel_err = ctl.achieved_rel_err;
+        out->discarded = (long)ctl.discarded;
+        out->stationary = ctl.stationary;
         out->n = ctl.n;
         out->samples = ctl.samples;
         ctl.samples = NULL;

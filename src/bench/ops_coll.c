@@ -70,13 +70,12 @@ int lts_coll_individual_ok(int op, const char *alg) {
 /* The root's measurement (and per-task medians), moved to rank 0 of the caller's communicator,
  * which writes. Everything travels as doubles. */
 static int move_to_rank0(MPI_Comm comm, int root, int me, lts_measurement_t *m, double *tasks, int P) {
-    enum { TAG = 0x4c55, NH = 11 };
+    enum { TAG = 0x4c55, NH = LTS_MEASUREMENT_NSCALARS + 1 };
     if (root == 0 || (me != root && me != 0)) return LTS_OK;
     double h[NH];
     if (me == root) {
-        h[0] = (double)m->n; h[1] = (double)m->reps_total; h[2] = m->stop_reason; h[3] = m->rel_err; h[4] = m->wall_s;
-        h[5] = (double)m->reps_invalid; h[6] = (double)m->negative; h[7] = m->confirm_s; h[8] = m->window_s;
-        h[9] = m->local ? m->nlocal : 0; h[10] = tasks ? 1 : 0;
+        lts_measurement_pack(m, h);
+        h[NH - 1] = tasks ? 1 : 0;
         MPI_Send(h, NH, MPI_DOUBLE, 0, TAG, comm);
         MPI_Send(m->samples, (int)m->n, MPI_DOUBLE, 0, TAG, comm);
         if (m->local) MPI_Send(m->local, 4 * m->nlocal, MPI_DOUBLE, 0, TAG, comm);
@@ -85,16 +84,13 @@ static int move_to_rank0(MPI_Comm comm, int root, int me, lts_measurement_t *m, 
         return LTS_OK;
     }
     MPI_Recv(h, NH, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
-    memset(m, 0, sizeof *m);
-    m->n = (size_t)h[0]; m->reps_total = (long)h[1]; m->stop_reason = (int)h[2]; m->rel_err = h[3]; m->wall_s = h[4];
-    m->reps_invalid = (long)h[5]; m->negative = (long)h[6]; m->confirm_s = h[7]; m->window_s = h[8];
-    m->nlocal = (int)h[9];
+    lts_measurement_unpack(h, m);
     m->samples = malloc((m->n + 1) * sizeof *m->samples);
     if (m->nlocal) m->local = malloc(4 * (size_t)m->nlocal * sizeof *m->local);
     if (!m->samples || (m->nlocal && !m->local)) { MPI_Abort(comm, 1); return LTS_ENOMEM; }
     MPI_Recv(m->samples, (int)m->n, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
     if (m->nlocal) MPI_Recv(m->local, 4 * m->nlocal, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
-    if (h[10] != 0.0) MPI_Recv(tasks, P, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
+    if (h[NH - 1] != 0.0) MPI_Recv(tasks, P, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
     return LTS_OK;
 }
 
@@ -172,8 +168,8 @@ int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
     MPI_Comm_rank(rc_comm, &ctx.rank);
     ctx.size = P;
     ctx.root = 0;
-    ctx.sbuf = malloc(maxb + 1);
-    ctx.rbuf = malloc(maxb + 1);
+    ctx.sbuf = lts_buffer_alloc(maxb + 1);
+    ctx.rbuf = lts_buffer_alloc(maxb + 1);
     double *tasks = malloc((size_t)P * sizeof *tasks);
     int lok = ctx.sbuf && ctx.rbuf && tasks, ok;
     MPI_Allreduce(&lok, &ok, 1, MPI_INT, MPI_MIN, comm);

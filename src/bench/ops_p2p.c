@@ -86,17 +86,19 @@ static int p2two_run(lts_op_ctx_t *c) {
 
 static int null_run(lts_op_ctx_t *c) { (void)c; return LTS_OK; }
 
+/* Every operation but null ends with the initiator receiving the partners' last message (reply,
+ * ack), so each is self-isolating: --sync auto runs it back to back (docs/measurement.md). */
 static const lts_op_desc_t p2p_ops[] = {
     {"pingpong", "one-way latency: RTT/2 of an M-byte message bounced i -> j -> i (reply = M)", 2, 0, 0.5, "latency",
-     NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req},
+     NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req, 1},
     {"pingpong_pmpi", "pingpong through the PMPI_ entry points, unseen by PMPI tools (a tool's in-run baseline)", 2, 0,
-     0.5, "latency", NULL, pmpi_run, NULL, pmpi_prepare, pmpi_cancel},
+     0.5, "latency", NULL, pmpi_run, NULL, pmpi_prepare, pmpi_cancel, 1},
     {"roundtrip", "roundtrip time i -M-> j -R-> i (R = --reply-size, default M; MPIBlib i<->j)", 2, 0, 1.0, "rtt",
-     NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req},
+     NULL, roundtrip_run, NULL, roundtrip_prepare, cancel_req, 1},
     {"bandwidth", "streaming: --window nonblocking M-byte sends i -> j, then an empty ack", 2, 1, 1.0, "time",
-     NULL, bandwidth_run, NULL, NULL, NULL},
+     NULL, bandwidth_run, NULL, NULL, NULL, 1},
     {"p2two", "point-to-two: i -> j,k M bytes each, empty (or --reply-size) replies", 3, 0, 1.0, "rtt",
-     NULL, p2two_run, NULL, NULL, NULL},
+     NULL, p2two_run, NULL, NULL, NULL, 1},
     {"null", "no communication: the driver's own cost (tests)", 2, 0, 1.0, "time", NULL, null_run, NULL, NULL, NULL},
 };
 _Static_assert(sizeof(p2p_ops) / sizeof(p2p_ops[0]) <= LTS_REGISTRY_MAX, "p2p registry too large");

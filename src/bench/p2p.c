@@ -38,14 +38,13 @@ int lts_all_triplets(int P, int **out, size_t *n) {
     return LTS_OK;
 }
 
-/* Send one point's outcome from the group's root to rank 0 of comm:
- * [n, reps_total, stop_reason, rel_err, wall_s, samples...] */
+/* Send one point's outcome (every scalar, then the samples) from the group's root to rank 0. */
 static int send_point(MPI_Comm comm, const lts_measurement_t *m) {
-    size_t len = 5 + m->n;
+    size_t len = LTS_MEASUREMENT_NSCALARS + m->n;
     double *b = malloc(len * sizeof *b);
     if (!b) return LTS_ENOMEM;
-    b[0] = (double)m->n; b[1] = (double)m->reps_total; b[2] = m->stop_reason; b[3] = m->rel_err; b[4] = m->wall_s;
-    memcpy(b + 5, m->samples, m->n * sizeof *b);
+    lts_measurement_pack(m, b);
+    memcpy(b + LTS_MEASUREMENT_NSCALARS, m->samples, m->n * sizeof *b);
     int rc = MPI_Send(b, (int)len, MPI_DOUBLE, 0, RESULT_TAG, comm) ? LTS_EMPI : LTS_OK;
     free(b);
     return rc;
@@ -59,11 +58,11 @@ static int recv_point(MPI_Comm comm, int src, lts_measurement_t *m) {
     double *b = malloc((size_t)len * sizeof *b);
     if (!b) return LTS_ENOMEM;
     MPI_Recv(b, len, MPI_DOUBLE, src, RESULT_TAG, comm, MPI_STATUS_IGNORE);
-    memset(m, 0, sizeof *m);
-    m->n = (size_t)b[0]; m->reps_total = (long)b[1]; m->stop_reason = (int)b[2]; m->rel_err = b[3]; m->wall_s = b[4];
+    lts_measurement_unpack(b, m);
+    m->nlocal = 0;   /* p2p has no per-rank statistics */
     m->samples = malloc((m->n ? m->n : 1) * sizeof *m->samples);
     if (!m->samples) { free(b); return LTS_ENOMEM; }
-    memcpy(m->samples, b + 5, m->n * sizeof *m->samples);
+    memcpy(m->samples, b + LTS_MEASUREMENT_NSCALARS, m->n * sizeof *m->samples);
     free(b);
     return LTS_OK;
 }
@@ -90,9 +89,11 @@ int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg) {
 
     /* my group in each round, and its communicator (created once, reused for every size) */
     int *my_group = malloc((R ? (size_t)R : 1) * sizeof *my_group);
+    int *groups_in_round = calloc(R ? (size_t)R : 1, sizeof *groups_in_round);
     MPI_Comm *gcomm = malloc((R ? (size_t)R : 1) * sizeof *gcomm);
-    if (!my_group || !gcomm) { rc = LTS_ENOMEM; goto out; }
+    if (!my_group || !gcomm || !groups_in_round) { rc = LTS_ENOMEM; goto out; }
     for (int r = 0; r < R; r++) { my_group[r] = -1; gcomm[r] = MPI_COMM_NULL; }
+    for (size_t g = 0; g < cfg->ngroups; g++) groups_in_round[round_of[g]]++;
     for (size_t g = 0; g < cfg->ngroups; g++)
         for (int k = 0; k < W; k++)
             if (cfg->groups[g * (size_t)W + (size_t)k] == me) my_group[round_of[g]] = (int)g;
@@ -112,7 +113,7 @@ int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg) {
     for (size_t s = 0; s < cfg->nsizes; s++) if (cfg->sizes[s] > max_b) max_b = cfg->sizes[s];
     size_t max_reply = cfg->reply_bytes >= 0 ? (size_t)cfg->reply_bytes : max_b;
     size_t bsz = lts_op_bufsize(op, max_b, max_reply, cfg->window);
-    char *sbuf = malloc(bsz), *rbuf = malloc(bsz);
+    char *sbuf = lts_buffer_alloc(bsz), *rbuf = lts_buffer_alloc(bsz);
     int lrc = (sbuf && rbuf) ? LTS_OK : LTS_ENOMEM;
     MPI_Allreduce(&lrc, &rc, 1, MPI_INT, MPI_MIN, comm);
     if (rc) goto out_buf;
@@ -135,7 +136,10 @@ int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg) {
                 ctx.window = cfg->window;
                 ctx.sbuf = sbuf;
                 ctx.rbuf = rbuf;
-                mrc = lts_measure(op, &ctx, &cfg->measure, &m);
+                /* groups measured side by side start each repetition together (--sync auto) */
+                lts_measure_cfg_t mc = cfg->measure;
+                mc.sync = lts_sync_resolve(mc.sync, op, groups_in_round[r] > 1, 0);
+                mrc = lts_measure(op, &ctx, &mc, &m);
                 if (mrc == LTS_OK && ctx.rank == 0 && me != 0) mrc = send_point(comm, &m);
             }
             /* rank 0 collects every group of this round, in schedule order */
@@ -168,6 +172,7 @@ out_buf:
     for (int r = 0; r < R; r++) if (gcomm[r] != MPI_COMM_NULL) MPI_Comm_free(&gcomm[r]);
 out:
     free(gcomm);
+    free(groups_in_round);
     free(my_group);
     free(round_of);
     return rc;

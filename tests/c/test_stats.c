@@ -60,9 +60,12 @@ int main(void) {
     CHECK(lts_summarize(x, 1, 0.95, LTS_STOP_MEAN, &s) == LTS_OK && isnan(s.sd) && isnan(s.ci_half));
     CHECK(lts_summarize(x, 0, 0.95, LTS_STOP_MEAN, &s) == LTS_ENODATA);
 
-    /* stop rules on synthetic samples */
+    /* stop rules on synthetic samples: the mean rule (MPIBlib §3) */
     lts_rep_policy_t p;
     lts_rep_policy_default(&p);
+    CHECK(p.rule == LTS_STOP_MEDIAN && p.min_reps == 200);   /* the defaults docs/measurement.md explains */
+    p.rule = LTS_STOP_MEAN;
+    p.min_reps = 20;
     p.budget_s = 0;
     lts_stop_reason_t why;
     size_t n_tight = run_rule(&p, tight, &why);
@@ -91,6 +94,53 @@ int main(void) {
     /* fixed count: exactly that many */
     p.min_reps = p.max_reps = 137;
     CHECK(run_rule(&p, noisy, &why) == 137 && why == LTS_STOP_FIXED);
+    /* steady state (docs/measurement.md): the default policy on a stationary series stops at
+     * min_reps with nothing discarded */
+    lts_rep_policy_default(&p);
+    p.budget_s = 0;
+    {
+        lts_rep_ctl_t c;
+        lts_rep_ctl_init(&c, &p);
+        lts_stop_reason_t r;
+        while ((r = lts_rep_decide(&c, 0)) == LTS_STOP_CONTINUE) lts_rep_add(&c, tight());
+        CHECK(r == LTS_STOP_CONVERGED && c.stationary && c.discarded == 0 && c.n <= (size_t)p.min_reps + 1);
+        lts_rep_ctl_free(&c);
+    }
+    /* a slow start (the first 150 samples 30 % slower, a cold path) fits inside the first 200:
+     * its halves disagree, it is dropped as warm-up, and the median is that of the steady part.
+     * Without the check the median of the first 200 would be the slow state's (150 of 200). */
+    {
+        lts_rep_ctl_t c;
+        lts_rep_ctl_init(&c, &p);
+        size_t k = 0;
+        while (lts_rep_decide(&c, 0) == LTS_STOP_CONTINUE) lts_rep_add(&c, tight() * (k++ < 150 ? 1.3 : 1.0));
+        CHECK(c.stationary && c.discarded >= 100);
+        CHECK(lts_summarize(c.samples, c.n, 0.95, LTS_STOP_MEDIAN, &s) == LTS_OK);
+        CHECK(fabs(s.median / 1e-6 - 1) < 0.01);
+        lts_rep_ctl_free(&c);
+    }
+    /* a drift that never settles (5 % per 100 samples) is never declared stationary: the rule
+     * runs to max_reps, kept + discarded, and says so */
+    p.max_reps = 5000;
+    {
+        lts_rep_ctl_t c;
+        lts_rep_ctl_init(&c, &p);
+        size_t k = 0;
+        lts_stop_reason_t r;
+        while ((r = lts_rep_decide(&c, 0)) == LTS_STOP_CONTINUE) lts_rep_add(&c, 1e-6 * exp(5e-4 * (double)k++) * (1 + 0.001 * nrand()));
+        CHECK(r == LTS_STOP_MAX_REPS && !c.stationary && c.n + c.discarded == 5000 && c.discarded > 0);
+        lts_rep_ctl_free(&c);
+    }
+    /* a fixed count is kept whole; the check is only reported */
+    p.min_reps = p.max_reps = 400;
+    {
+        lts_rep_ctl_t c;
+        lts_rep_ctl_init(&c, &p);
+        size_t k = 0;
+        while (lts_rep_decide(&c, 0) == LTS_STOP_CONTINUE) lts_rep_add(&c, tight() * (k++ < 200 ? 1.3 : 1.0));
+        CHECK(c.n == 400 && c.discarded == 0 && !c.stationary);
+        lts_rep_ctl_free(&c);
+    }
     /* budget */
     lts_rep_policy_default(&p);
     p.budget_s = 1.0;

@@ -1,0 +1,135 @@
+#define _GNU_SOURCE
+/* The reference run for bench/steady_state.py: in ONE launch (a launch can sit in a slower state
+ * for its whole life, so the two must share it), per message size and alternating,
+ *   - OSU's osu_latency loop: blocking MPI_Send/MPI_Recv ping-pong, `skip` untimed iterations,
+ *     then ITERS timed ones (each timed, so the long-run median is known, not only OSU's mean);
+ *   - latscope's defaults: lts_measure on the `pingpong` descriptor with lts_rep_policy_default,
+ *     the `auto` sync row and the `monotonic` timer, exactly what `latscope-bench p2p` does
+ *     when given no repetition options;
+ *   - the same latscope operation for as many repetitions as OSU's loop (its own long run).
+ * Rank 0 prints one JSON object per size. */
+#include <latscope/latscope.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+static double median(double *x, size_t n) {
+    qsort(x, n, sizeof *x, cmp);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* osu_latency's loop (OSU 7: page-aligned s_buf and r_buf, skip 100 below 8 KiB, 10 above);
+ * each iteration's RTT/2 into t. */
+static void osu_loop(int me, char *sb, char *rb, int bytes, int skip, int iters, double *t) {
+    for (int i = -skip; i < iters; i++) {
+        double t0 = now();
+        if (me == 0) {
+            MPI_Send(sb, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(rb, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (me == 1) {
+            MPI_Recv(rb, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(sb, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+        if (i >= 0) t[i] = (now() - t0) / 2;
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int me, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    size_t *sizes = NULL, nsizes = 0;
+    char msg[256];
+    int reps = argc > 2 ? atoi(argv[2]) : 2, iters = argc > 3 ? atoi(argv[3]) : 10000;
+    if (P != 2 || argc < 2 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || reps < 1 || iters < 1) {
+        if (me == 0) fprintf(stderr, "usage: mpiexec -n 2 steady-state SIZES [ALTERNATIONS=2] [OSU_ITERS=10000]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    lts_timer_t timer;
+    if (lts_timer_open("monotonic", &timer)) MPI_Abort(MPI_COMM_WORLD, 1);
+    const lts_op_desc_t *op =
+        (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)lts_reg_find(&lts_p2p_registry, "pingpong"));
+    lts_measure_cfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.timer = &timer;
+    lts_rep_policy_default(&cfg.policy);
+    cfg.sync = (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)lts_reg_find(&lts_sync_registry, "auto"));
+    cfg.timing = LTS_TIMING_ROOT;
+
+    size_t maxb = 1;
+    for (size_t s = 0; s < nsizes; s++) if (sizes[s] > maxb) maxb = sizes[s];
+    char *sbuf = lts_buffer_alloc(maxb), *rbuf = lts_buffer_alloc(maxb);
+    double *t = malloc(sizeof *t * (size_t)iters * (size_t)reps), *lt = malloc(sizeof *lt * (size_t)iters * (size_t)reps);
+    for (size_t s = 0; s < nsizes; s++) {
+        int bytes = (int)sizes[s], skip = bytes > 8192 ? 10 : 100;
+        double lmed[64];
+        long ltotal[64], ldisc[64];
+        int lstat[64];
+        const char *lstop[64];
+        for (int k = 0; k < reps && k < 64; k++) {
+            osu_loop(me, sbuf, rbuf, bytes, skip, iters, t + (size_t)k * (size_t)iters);
+            lts_op_ctx_t ctx;
+            memset(&ctx, 0, sizeof ctx);
+            ctx.comm = MPI_COMM_WORLD;
+            ctx.rank = me;
+            ctx.size = 2;
+            ctx.bytes = ctx.reply_bytes = sizes[s];
+            ctx.sbuf = sbuf;
+            ctx.rbuf = rbuf;
+            lts_measurement_t m;
+            if (lts_measure(op, &ctx, &cfg, &m)) MPI_Abort(MPI_COMM_WORLD, 1);
+            if (me == 0) {
+                lts_summary_t sum;
+                lts_summarize(m.samples, m.n, cfg.policy.confidence, cfg.policy.rule, &sum);
+                lmed[k] = sum.median;
+                ltotal[k] = m.reps_total;
+                ldisc[k] = m.discarded;
+                lstat[k] = m.stationary;
+                lstop[k] = lts_stop_reason_name((lts_stop_reason_t)m.stop_reason);
+            }
+            lts_measurement_free(&m);
+            /* latscope's own operation, run as long as OSU's loop: its long-run median */
+            lts_measure_cfg_t fixed = cfg;
+            fixed.policy.min_reps = fixed.policy.max_reps = iters;
+            if (lts_measure(op, &ctx, &fixed, &m)) MPI_Abort(MPI_COMM_WORLD, 1);
+            if (me == 0) {
+                memcpy(lt + (size_t)k * (size_t)iters, m.samples, (size_t)iters * sizeof *lt);
+            }
+            lts_measurement_free(&m);
+        }
+        if (me == 0) {
+            size_t n = (size_t)iters * (size_t)reps;
+            double mean = 0;
+            for (size_t i = 0; i < n; i++) mean += t[i];
+            printf("{\"size_bytes\":%d,\"osu_iters\":%d,\"osu_skip\":%d,\"osu_mean_s\":%.6e,\"osu_median_s\":%.6e,"
+                   "\"latscope_long_median_s\":%.6e,\"latscope_warmup\":%d,\"latscope\":[", bytes, iters, skip,
+                   mean / (double)n, median(t, n), median(lt, n), cfg.policy.warmup);
+            for (int k = 0; k < reps && k < 64; k++)
+                printf("%s{\"median_s\":%.6e,\"reps_total\":%ld,\"warmup_discarded\":%ld,\"stationary\":%s,"
+                       "\"stop_reason\":\"%s\"}", k ? "," : "", lmed[k], ltotal[k], ldisc[k], lstat[k] ? "true" : "false",
+                       lstop[k]);
+            printf("]}\n");
+            fflush(stdout);
+        }
+    }
+    free(t);
+    free(lt);
+    free(sbuf);
+    free(rbuf);
+    free(sizes);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Benchmark P2, issue 12 (steady state before stopping): latscope's default repetition control
+against OSU's osu_latency loop (fixed 10,000 timed iterations), side by side in ONE launch per
+round (build/bin/steady-state alternates them per size, so a launch's own state, drift and
+noise hit both). The long-run median is the median of OSU's iterations in that launch.
+
+Target: at 0 B, 8 B, 1 KiB and 64 KiB, in every round and for every latscope run of the round,
+|latscope median / long-run median - 1| <= 3 % using <= 1/10 of OSU's repetitions (latscope's
+warm-up and discarded repetitions counted). Exit status 1 when the target is missed."""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from latscope.run import launch, program  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rounds", type=int, default=5, help="separate launches")
+    ap.add_argument("--sizes", default="0,8,1K,64K")
+    ap.add_argument("--alternations", type=int, default=2, help="OSU loop + latscope run pairs per size and launch")
+    ap.add_argument("--osu-iters", type=int, default=10000)
+    ap.add_argument("--target", type=float, default=0.03)
+    ap.add_argument("--reps-ratio", type=float, default=0.1)
+    a = ap.parse_args()
+    ln = launch(2)
+    rows: dict[int, list[dict]] = {}
+    for r in range(a.rounds):
+        cp = subprocess.run(ln.prefix + [str(program("steady-state")), a.sizes, str(a.alternations), str(a.osu_iters)],
+                            env=ln.env, capture_output=True, text=True, timeout=600)
+        if cp.returncode:
+            print(f"round {r + 1}: steady-state failed (exit {cp.returncode}): {cp.stderr.strip()[-500:]}")
+            return 1
+        for line in cp.stdout.splitlines():
+            d = json.loads(line)
+            for k, x in enumerate(d["latscope"]):
+                reps = d["latscope_warmup"] + x["reps_total"]
+                rows.setdefault(d["size_bytes"], []).append({
+                    "round": r + 1, "run": k + 1, "osu_median_s": d["osu_median_s"], "osu_mean_s": d["osu_mean_s"],
+                    "median_s": x["median_s"], "diff": x["median_s"] / d["osu_median_s"] - 1,
+                    "reps": reps, "ratio": reps / a.osu_iters, "discarded": x["warmup_discarded"],
+                    "stop": x["stop_reason"], "stationary": x["stationary"]})
+    print(f"latscope default vs OSU-style fixed {a.osu_iters} iterations, {a.rounds} launches x {a.alternations} "
+          f"alternations (np=2); long-run median = OSU loop's median in the same launch")
+    print(f"{'size':>6} {'long-run median':>16} {'OSU mean':>9} {'worst |diff|':>12} {'diff range':>17} "
+          f"{'reps max':>8} {'ratio max':>9} {'discarded':>9} {'rounds met':>10}")
+    ok = True
+    for size, xs in sorted(rows.items()):
+        met_rounds = sum(all(abs(x["diff"]) <= a.target and x["ratio"] <= a.reps_ratio for x in xs if x["round"] == r)
+                         for r in range(1, a.rounds + 1))
+        ok &= met_rounds == a.rounds
+        lr = [x["osu_median_s"] for x in xs]
+        print(f"{size:>6} {statistics.median(lr) * 1e6:>9.3f} us ±{(max(lr) - min(lr)) / 2 * 1e6:.3f}"
+              f" {statistics.median(x['osu_mean_s'] for x in xs) * 1e6:>6.3f} us"
+              f" {max(abs(x['diff']) for x in xs) * 100:>11.2f}%"
+              f" {min(x['diff'] for x in xs) * 100:>+7.2f}..{max(x['diff'] for x in xs) * 100:+.2f}%"
+              f" {max(x['reps'] for x in xs):>8} {max(x['ratio'] for x in xs):>9.3f}"
+              f" {max(x['discarded'] for x in xs):>9} {met_rounds:>5} of {a.rounds}")
+        bad = [x for x in xs if abs(x["diff"]) > a.target or x["ratio"] > a.reps_ratio]
+        for x in bad:
+            print(f"        missed: round {x['round']} run {x['run']}: {x['diff'] * 100:+.2f}% with {x['reps']} reps "
+                  f"(stop {x['stop']}, stationary {x['stationary']}, discarded {x['discarded']})")
+    print(f"target: every size within ±{a.target * 100:.0f}% of the long-run median with <= {a.reps_ratio:g} of the "
+          f"repetitions in {a.rounds} of {a.rounds} rounds: {'met' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
