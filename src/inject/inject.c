@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #define LTS_HIST_BINS 65   /* bin 0: 0 ns; bin i: [2^(i-1), 2^i) ns */
 
@@ -201,6 +204,33 @@ static int lts_setup_local(int rank, int size, char *err, size_t errlen) {
     return mine ? 1 : 0;
 }
 
+/* Wait (at most 2 s) until whoever reads this process's stderr (the launcher's forwarder, through
+ * a pipe, a socket or a pty) has taken what was written to it. PMPI_Abort tears the job down at
+ * once, and a forwarder killed with the message still in the pipe drops it: the strict-mode error
+ * once reached the user as an empty stderr. Unread bytes: FIONREAD on a pipe, TIOCOUTQ on a
+ * socket or terminal; anything else (a file) needs no wait. */
+static void drain_stderr(void) {
+    struct stat st;
+    if (fstat(2, &st) != 0) return;
+    for (int i = 0; i < 2000; i++) {
+        int left = 0;
+        if (S_ISFIFO(st.st_mode)) {
+            if (ioctl(2, FIONREAD, &left) != 0) return;
+        } else if (S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)) {
+#ifdef TIOCOUTQ
+            if (ioctl(2, TIOCOUTQ, &left) != 0) return;
+#else
+            return;
+#endif
+        } else {
+            return;
+        }
+        if (left <= 0) return;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
 static void lts_setup(void) {
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -219,10 +249,11 @@ static void lts_setup(void) {
             fprintf(stderr, "latscope-inject: %s: rank %d: %s; %s\n", is_strict ? "error" : "warning", rank, err,
                     is_strict ? "aborting (LATSCOPE_INJECT_STRICT=1)" : "running uninjected");
             fflush(stderr);
+            if (is_strict) drain_stderr();
         }
         lts_on = 0;
         if (is_strict) {
-            PMPI_Barrier(MPI_COMM_WORLD);   /* let the message out before the job is torn down */
+            PMPI_Barrier(MPI_COMM_WORLD);   /* the reporting rank has let its message out */
             PMPI_Abort(MPI_COMM_WORLD, 2);
         }
         return;

@@ -1,7 +1,12 @@
 /* inject-probe: the MPI program the injector's tests run. A ping-pong between ranks 0 and 1
  * (timing the round trip and each rank's MPI_Send call), a few collectives, and one pass over
  * every other wrapped entry point, all with checksummed contents. Rank 0 prints one JSON line.
- *   inject-probe [iters] [coll_iters]      (any np >= 1; the ping-pong needs np >= 2) */
+ *   inject-probe [iters] [coll_iters]      (any np >= 1; the ping-pong needs np >= 2)
+ * The baseline is measured in the same launch, through the PMPI_ entry points, which the
+ * injector does not see: every timed MPI_ iteration is followed by the same iteration through
+ * PMPI_ (the base_* figures), so both see the same machine. Baselines from a separate launch
+ * moved by 3.5 us (minimum half round trip 1.4 us in one launch, 5.0 us in the next) beside a
+ * CPU-bound process, more than the tests' tolerance. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,56 +39,73 @@ int main(int argc, char **argv) {
     }
     int bad = 0;
     unsigned buf[PAY], rbuf[PAY];
-    double *rtt = malloc(sizeof(double) * (size_t)iters), *sendt = malloc(sizeof(double) * (size_t)iters);
+    /* [0]: through MPI_ (what the injector delays); [1]: the same through PMPI_ (the baseline) */
+    double *rtt[2], *sendt[2];
+    for (int b = 0; b < 2; b++) {
+        rtt[b] = malloc(sizeof(double) * (size_t)iters);
+        sendt[b] = malloc(sizeof(double) * (size_t)iters);
+    }
     int warm = iters / 10 + 1;
     /* ---- ping-pong 0 <-> 1 ---- */
     if (size >= 2 && rank < 2) {
         int peer = 1 - rank;
         for (int i = -warm; i < iters; i++) {
-            unsigned key = (unsigned)(i + warm) * 2u + (unsigned)rank;
-            fill(buf, PAY, key);
-            if (rank == 0) {
-                double t0 = MPI_Wtime();
-                MPI_Send(buf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD);
-                double t1 = MPI_Wtime();
-                MPI_Recv(rbuf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                double t2 = MPI_Wtime();
-                if (i >= 0) { rtt[i] = t2 - t0; sendt[i] = t1 - t0; }
-                bad += !good(rbuf, PAY, (unsigned)(i + warm) * 2u + 1u);
-            } else {
-                MPI_Recv(rbuf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                bad += !good(rbuf, PAY, (unsigned)(i + warm) * 2u);
-                double t0 = MPI_Wtime();
-                MPI_Send(buf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD);
-                if (i >= 0) sendt[i] = MPI_Wtime() - t0;
+            for (int b = 0; b < 2; b++) {
+                int (*snd)(const void *, int, MPI_Datatype, int, int, MPI_Comm) = b ? PMPI_Send : MPI_Send;
+                int (*rcv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *) = b ? PMPI_Recv : MPI_Recv;
+                unsigned k0 = (unsigned)(i + warm) * 4u + 2u * (unsigned)b;
+                fill(buf, PAY, k0 + (unsigned)rank);
+                if (rank == 0) {
+                    double t0 = MPI_Wtime();
+                    snd(buf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD);
+                    double t1 = MPI_Wtime();
+                    rcv(rbuf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    double t2 = MPI_Wtime();
+                    if (i >= 0) { rtt[b][i] = t2 - t0; sendt[b][i] = t1 - t0; }
+                    bad += !good(rbuf, PAY, k0 + 1u);
+                } else {
+                    rcv(rbuf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    bad += !good(rbuf, PAY, k0);
+                    double t0 = MPI_Wtime();
+                    snd(buf, PAY, MPI_UNSIGNED, peer, 1, MPI_COMM_WORLD);
+                    if (i >= 0) sendt[b][i] = MPI_Wtime() - t0;
+                }
             }
         }
     }
-    double send_stats[2] = {0, 0}, all_send[4] = {0, 0, 0, 0};
-    if (size >= 2 && rank < 2) { send_stats[0] = minimum(sendt, iters) * 1e6; send_stats[1] = median(sendt, iters) * 1e6; }
-    MPI_Gather(send_stats, 2, MPI_DOUBLE, rank == 0 ? (size >= 2 ? all_send : all_send) : NULL, 2, MPI_DOUBLE, 0,
+    /* per rank: min and median of the send call, through MPI_ then PMPI_ */
+    double send_stats[4] = {0, 0, 0, 0}, all_send[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (size >= 2 && rank < 2)
+        for (int b = 0; b < 2; b++) {
+            send_stats[2 * b] = minimum(sendt[b], iters) * 1e6;
+            send_stats[2 * b + 1] = median(sendt[b], iters) * 1e6;
+        }
+    MPI_Gather(send_stats, 4, MPI_DOUBLE, rank == 0 ? all_send : NULL, 4, MPI_DOUBLE, 0,
                MPI_COMM_WORLD);   /* only the first two ranks' entries are read */
-    /* ---- collectives, timed ---- */
-    double *ct = malloc(sizeof(double) * (size_t)citers);
-    double coll_med[3];
+    /* ---- collectives, timed, each iteration through MPI_ then PMPI_ ---- */
+    double *ct[2] = {malloc(sizeof(double) * (size_t)citers), malloc(sizeof(double) * (size_t)citers)};
+    double coll_med[2][3];
     int *vals = malloc(sizeof(int) * (size_t)size * PAY), *vals2 = malloc(sizeof(int) * (size_t)size * PAY);
     for (int which = 0; which < 3; which++) {
         for (int i = -citers / 10 - 1; i < citers; i++) {
-            double t0 = MPI_Wtime();
-            if (which == 0) {
-                MPI_Barrier(MPI_COMM_WORLD);
-            } else if (which == 1) {
-                int x = rank + i, s = 0;
-                MPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-                bad += s != size * (size - 1) / 2 + size * i;
-            } else {
-                if (rank == 0) fill(buf, PAY, (unsigned)i + 77u);
-                MPI_Bcast(buf, PAY, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
-                bad += !good(buf, PAY, (unsigned)i + 77u);
+            for (int b = 0; b < 2; b++) {
+                double t0 = MPI_Wtime();
+                if (which == 0) {
+                    b ? PMPI_Barrier(MPI_COMM_WORLD) : MPI_Barrier(MPI_COMM_WORLD);
+                } else if (which == 1) {
+                    int x = rank + i + b, s = 0;
+                    b ? PMPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD)
+                      : MPI_Allreduce(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                    bad += s != size * (size - 1) / 2 + size * (i + b);
+                } else {
+                    if (rank == 0) fill(buf, PAY, 2u * (unsigned)i + (unsigned)b + 77u);
+                    b ? PMPI_Bcast(buf, PAY, MPI_UNSIGNED, 0, MPI_COMM_WORLD) : MPI_Bcast(buf, PAY, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+                    bad += !good(buf, PAY, 2u * (unsigned)i + (unsigned)b + 77u);
+                }
+                if (i >= 0) ct[b][i] = MPI_Wtime() - t0;
             }
-            if (i >= 0) ct[i] = MPI_Wtime() - t0;
         }
-        coll_med[which] = median(ct, citers) * 1e6;
+        for (int b = 0; b < 2; b++) coll_med[b][which] = median(ct[b], citers) * 1e6;
     }
     /* ---- one pass over every other wrapped entry point, contents checked ---- */
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -282,21 +304,29 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         printf("{\"np\": %d, \"iters\": %d, \"coll_iters\": %d, \"checksum_errors\": %d, ", size, iters, citers, total_bad);
         if (size >= 2) {
-            for (int i = 0; i < iters; i++) rtt[i] /= 2;
-            printf("\"half_rtt_min_us\": %.3f, \"half_rtt_median_us\": %.3f, ", minimum(rtt, iters) * 1e6,
-                   median(rtt, iters) * 1e6);
-            printf("\"send_call_us\": [{\"rank\": 0, \"min\": %.3f, \"median\": %.3f}, {\"rank\": 1, \"min\": %.3f, "
-                   "\"median\": %.3f}], ", all_send[0], all_send[1], all_send[2], all_send[3]);
+            for (int b = 0; b < 2; b++) {
+                for (int i = 0; i < iters; i++) rtt[b][i] /= 2;
+                printf("\"%shalf_rtt_min_us\": %.3f, \"%shalf_rtt_median_us\": %.3f, ", b ? "base_" : "",
+                       minimum(rtt[b], iters) * 1e6, b ? "base_" : "", median(rtt[b], iters) * 1e6);
+            }
+            printf("\"send_call_us\": [");
+            for (int r = 0; r < 2; r++)
+                printf("%s{\"rank\": %d, \"min\": %.3f, \"median\": %.3f, \"base_min\": %.3f, \"base_median\": %.3f}",
+                       r ? ", " : "", r, all_send[4 * r], all_send[4 * r + 1], all_send[4 * r + 2], all_send[4 * r + 3]);
+            printf("], ");
         } else {
-            printf("\"half_rtt_min_us\": null, \"half_rtt_median_us\": null, \"send_call_us\": null, ");
+            printf("\"half_rtt_min_us\": null, \"half_rtt_median_us\": null, \"base_half_rtt_min_us\": null, "
+                   "\"base_half_rtt_median_us\": null, \"send_call_us\": null, ");
         }
-        printf("\"barrier_median_us\": %.3f, \"allreduce_median_us\": %.3f, \"bcast_median_us\": %.3f, ", coll_med[0],
-               coll_med[1], coll_med[2]);
+        for (int b = 0; b < 2; b++)
+            printf("\"%sbarrier_median_us\": %.3f, \"%sallreduce_median_us\": %.3f, \"%sbcast_median_us\": %.3f, ",
+                   b ? "base_" : "", coll_med[b][0], b ? "base_" : "", coll_med[b][1], b ? "base_" : "", coll_med[b][2]);
         printf("\"extra_calls\": {\"send\": %d, \"isend\": %d, \"allreduce\": %d, \"barrier\": %d, \"isendrecv\": %d, "
                "\"isendrecv_replace\": %d, \"neighbor_allgather\": %d, \"ineighbor_alltoall\": %d}}\n", x_send, x_isend,
                x_allreduce, x_barrier, x_isendrecv, x_isendrecv_replace, x_neighbor_allgather, x_ineighbor_alltoall);
     }
-    free(rtt); free(sendt); free(ct); free(vals); free(vals2);
+    for (int b = 0; b < 2; b++) { free(rtt[b]); free(sendt[b]); free(ct[b]); }
+    free(vals); free(vals2);
     MPI_Finalize();
     return total_bad && rank == 0 ? 1 : 0;
 }
