@@ -13,6 +13,7 @@
 #include "latscope/bench.h"
 #include "latscope/clocksync.h"
 #include "latscope/results.h"
+#include "latscope/hostload.h"
 #include "latscope/algos.h"
 #include "latscope/tune.h"
 #endif

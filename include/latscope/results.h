@@ -1,4 +1,4 @@
-/* The results stream (docs/results-schema.md, schema "latscope.results/1"): JSON Lines, a
+/* The results stream (docs/results-schema.md, schema "latscope.results/2"): JSON Lines, a
  * metadata record first, then one record per measured point, each flushed when complete. */
 #ifndef LATSCOPE_RESULTS_H
 #define LATSCOPE_RESULTS_H
@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define LTS_RESULTS_SCHEMA "latscope.results/1"
+#define LTS_RESULTS_SCHEMA "latscope.results/2"
 #define LTS_VERSION "0.1.0"
 
 typedef struct lts_run_info {
@@ -20,7 +20,8 @@ typedef struct lts_run_info {
     const char *timing;         /* "root" / "max" */
     const lts_timer_t *timer;
     const lts_rep_policy_t *policy;
-    const char *sync;
+    const char *sync;           /* the sync row the points use (auto resolved) */
+    const char *sync_requested; /* --sync as given (NULL: same as sync) */
     unsigned long long seed;
     int argc;
     char **argv;

@@ -43,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="run a benchmark under MPI (options after the kind go to latscope-bench)")
     b.add_argument("kind", help="the latscope-bench command: p2p, coll, ... (latscope-bench --help lists them)")
     _launcher_args(b)
+    b.add_argument("--launches", metavar="N", default=None,
+                   help="repeat the run in N separate launches into one file (each record gets its 'launch'); "
+                        "prints the launch-to-launch spread and a CI across launches, and warns when launches "
+                        "disagree beyond their own CIs")
 
     c = sub.add_parser("characterize", help="the main job: p2p sweep, Hockney fit, report.html")
     _launcher_args(c)
@@ -165,6 +169,10 @@ def _main(argv: list[str] | None = None) -> int:
             if args.np is not None and args.np < 1:
                 return _fail(f"--np {args.np}: must be a positive number of ranks")
             np_ = args.np if (args.np or args.launcher) else 2
+            if args.launches is not None:
+                from latscope import launches
+                n = launches.parse_launches(args.launches)
+                return launches.run_launches(n, args.kind, extra, np_, args.launcher, args.hostfile, args.timeout)
             cp = run_program("latscope-bench", [args.kind] + extra, np_, args.launcher, args.hostfile, args.timeout)
             return cp.returncode
         if args.cmd == "characterize":
@@ -179,6 +187,13 @@ def _main(argv: list[str] | None = None) -> int:
                 res = load(fn)
                 print(f"# {fn}: {res.meta.get('op')} on {res.meta.get('ranks')} ranks, {res.meta.get('mpi_library')}")
                 print(res.summary().to_string(index=False) if not res.points.empty else "(no points)")
+                if res.launches:
+                    from latscope import launches
+                    table = launches.launch_table(res)
+                    if not table.empty:
+                        launches.print_launch_table(table)
+                    for w in launches.disagreement_warnings(table):
+                        print(f"latscope: warning: {fn}: {w}", file=sys.stderr)
             return 0
         if args.cmd == "fit" and args.model in args._fit_plugins:
             return args._fit_plugins[args.model].fit_main(args)

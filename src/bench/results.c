@@ -2,6 +2,7 @@
 #include "latscope/apps.h"
 #include "latscope/clocksync.h"
 #include "latscope/errors.h"
+#include "latscope/hostload.h"
 #include "latscope/stats.h"
 #include <math.h>
 #include <stdlib.h>
@@ -44,8 +45,14 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     MPI_Get_processor_name(host, &hl);
     char *all = me == 0 ? calloc((size_t)P, MPI_MAX_PROCESSOR_NAME) : NULL;
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+    /* load and oversubscription (issue 12, item 8): also starts rank 0's load monitor, which the
+     * point records read */
+    lts_host_info_t mine, worst;
+    int over = 0;
+    int src = lts_host_survey(comm, &mine, &worst, &over);
     if (me != 0) return LTS_OK;
     if (!all) return LTS_ENOMEM;
+    if (src) { free(all); return src; }
 
     lts_json_t j;
     lts_json_init(&j);
@@ -91,6 +98,7 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     else lts_json_null(&j, "resync_s");
     lts_json_obj_end(&j);
     lts_json_str(&j, "sync", in->sync);
+    lts_json_str(&j, "sync_requested", in->sync_requested ? in->sync_requested : in->sync);
     policy_json(&j, in->policy);
     lts_json_str(&j, "bench", in->bench);
     lts_json_str(&j, "op", in->op);
@@ -111,6 +119,24 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     gmtime_r(&now, &tmv);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     lts_json_str(&j, "utc_time", ts);
+    /* the host with the most ranks per available CPU; oversubscribed: some host has more ranks
+     * than CPUs (busy-polling ranks then wait for the scheduler: DESIGN.md, 2-core machines) */
+    lts_json_int(&j, "ranks_per_host", worst.ranks);
+    lts_json_int(&j, "cpus_online", worst.cpus_online);
+    lts_json_int(&j, "cpus_available", worst.cpus_available);
+    lts_json_bool(&j, "oversubscribed", over);
+    lts_loadavg_t la;
+    int have_la = lts_loadavg_read(&la) == LTS_OK;
+    lts_json_obj_begin(&j, "load");
+    lts_json_str(&j, "host", host);
+    lts_json_dbl(&j, "load1", have_la ? la.load1 : NAN);
+    lts_json_dbl(&j, "load5", have_la ? la.load5 : NAN);
+    lts_json_dbl(&j, "load15", have_la ? la.load15 : NAN);
+    if (have_la) lts_json_int(&j, "runnable", la.runnable); else lts_json_null(&j, "runnable");
+    if (have_la) lts_json_int(&j, "tasks", la.tasks); else lts_json_null(&j, "tasks");
+    lts_json_int(&j, "ranks", mine.ranks);
+    lts_json_int(&j, "cpus_available", mine.cpus_available);
+    lts_json_obj_end(&j);
     if (extra_fn) extra_fn(&j, 1, extra_ud);
     lts_json_obj_end(&j);
     int rc = lts_json_emit(&j, f);
@@ -207,7 +233,17 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
         }
     }
     lts_json_str(&j, "stop_reason", lts_stop_reason_name((lts_stop_reason_t)m->stop_reason));
+    /* how repetitions were separated, and the stationarity check (docs/measurement.md) */
+    if (m->sync) lts_json_str(&j, "sync", m->sync);
+    else lts_json_null(&j, "sync");
+    lts_json_int(&j, "warmup_discarded", m->discarded);
+    lts_json_bool(&j, "stationary", m->stationary);
     lts_json_dbl(&j, "wall_s", m->wall_s);
+    /* the machine's load when the point completed (rank 0's host): the 1-min average, and the
+     * CPUs other processes took while it ran (docs/results-schema.md: under load) */
+    lts_loadavg_t la;
+    lts_json_dbl(&j, "load1", lts_loadavg_read(&la) == LTS_OK ? la.load1 : NAN);
+    lts_json_dbl(&j, "load_others", lts_load_others());
     /* streaming bandwidth: window * size / median time (only for the bandwidth operation) */
     if (!strcmp(pt->op, "bandwidth") && s.median > 0)
         lts_json_dbl(&j, "bandwidth_bytes_per_s", (double)pt->window * (double)pt->bytes / s.median);

@@ -76,6 +76,7 @@ def outputs(tmp_path_factory) -> Runner:
     # measurements (C writers)
     r("bench", "p2p", "--np", "2", "--sizes", "0,8,1K,64K", "-o", "pp.jsonl", "--raw")
     r("bench", "p2p", "--np", "2", "--op", "bandwidth", "--sizes", "1K,64K", "-o", "bw.jsonl")
+    r("bench", "p2p", "--np", "2", "--sizes", "8", "--launches", "2", "-o", "launches.jsonl")   # rewritten by Python
     r("bench", "coll", "--np", "2", "--op", "scatter", "--alg", "native,linear", "--timing", "all",
       "--sizes", "0,1K", "-o", "coll.jsonl")
     r("bench", "coll", "--np", "2", "--op", "barrier", "-o", "barrier.jsonl")
@@ -112,7 +113,7 @@ def outputs(tmp_path_factory) -> Runner:
     return r
 
 
-EXPECTED = ["pp.jsonl", "bw.jsonl", "coll.jsonl", "barrier.jsonl", "logp.jsonl", "app.jsonl", "bench_tune.jsonl",
+EXPECTED = ["pp.jsonl", "bw.jsonl", "launches.jsonl", "coll.jsonl", "barrier.jsonl", "logp.jsonl", "app.jsonl", "bench_tune.jsonl",
             "bench_tune.json",
             "congest.json", "gaps.jsonl", "params.json", "loggp.json", "plogp.json", "tune.json", "fit_tables/fit.json",
             "validate.json", "barrier_compare.stdout.json", "predict_barrier.stdout.json",
