@@ -6,12 +6,15 @@
    is used instead, and the output says FALLBACK on every line that matters.
 2. The twins (`latscope-bench app`): remap async/sync at np 2, Diamond DAG at np 2 for several b;
    without --quick also np 4 (random remap, DAG) — oversubscribed on 2 cores, reported apart.
-3. The predicted-vs-measured table and the median |relative error| over the points with a
-   processor per rank, for the paper's models (LoGPC §5 as written, isolated LogGP overheads)
-   and for the refined ones beside them (latscope.apps_twins: PLogP stream costs measured by
-   latscope-bench logp at the sizes used, the DAG's W measured by a computation-only
-   microbenchmark in the twin). Nothing is fitted to the twins' timings. Target <= 10 % (issue 6)
-   on the refined models; exit status 1 when missed, 2 when a run fails."""
+3. One predicted-vs-measured table per pattern (remap async, remap sync, dag) with its worst
+   |relative error| and median over the points with a processor per rank (oversubscribed points
+   apart), for the paper's models (LoGPC §5 as written; the sync remap's round trip and handler
+   cost measured by the twin with its own MPI calls) and the refined ones beside them
+   (latscope.apps_twins: PLogP stream costs measured by latscope-bench logp at the sizes used,
+   the DAG's W measured by a computation-only microbenchmark in the twin). The headline is the
+   worst pattern (issue 12), not a median over all points. Nothing is fitted to the twins'
+   timings. Target: median <= 10 % in every pattern (issue 6) on the refined models; exit status
+   1 when missed, 2 when a run fails."""
 from __future__ import annotations
 
 import argparse
@@ -81,7 +84,8 @@ def main() -> int:
     ap.add_argument("--params", help="a latscope.params/1 file instead of fitting (loggp, logp; hockney = fallback)")
     ap.add_argument("--quick", action="store_true", help="np 2 only")
     ap.add_argument("--out", help="keep the results here (default: a temporary directory)")
-    ap.add_argument("--target", type=float, default=0.10, help="median |relative error| goal (default 0.10)")
+    ap.add_argument("--target", type=float, default=0.10,
+                    help="median |relative error| goal for every pattern (default 0.10)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as td:
         out = Path(a.out or td)
@@ -101,26 +105,17 @@ def main() -> int:
         print(f"parameters: {tp.note}")
         print(f"  L = {p.L_s * 1e9:.0f} ns  o_s = {p.o_s_s * 1e9:.0f} ns  o_r = {p.o_r_s * 1e9:.0f} ns  "
               f"g = {p.g_s * 1e9:.0f} ns  G = {p.G_s_per_byte * 1e9:.4f} ns/B")
-        print("assumptions: one shared-memory node, C_n = 0; paper: sync remap C_r = o_s + o_r (LoPC), DAG alpha = 0;")
-        print("  refined: PLogP stream costs g_nb(B), g_r(B) and L(B) from the logp table, sync C_r = 0 at P = 2")
-        print("  (else g_nb + g_r),")
-        print("  DAG W = stripe computation measured alone / b")
-        print()
-        print(apps_twins.format_table(table).to_string(index=False))
-        print()
-        def pc(m: float | None) -> str:
-            return "n/a" if m is None else f"{100 * m:.1f}%"
-
-        for col, what in (("rel_err", "paper  "), ("refined_rel_err", "refined")):
-            parts = [f"{pat} {pc(apps_twins.median_abs_rel_err(table[table['pattern'] == pat], column=col))}"
-                     for pat in ("remap", "dag")]
-            m = apps_twins.median_abs_rel_err(table, column=col)
-            m_all = apps_twins.median_abs_rel_err(table, include_oversubscribed=True, column=col)
-            print(f"median |error| {what} models (a processor per rank): {', '.join(parts)}, all {pc(m)}"
-                  f"   (with oversubscribed points: {pc(m_all)})")
-        med = apps_twins.median_abs_rel_err(table, column="refined_rel_err")
-        ok = med is not None and med <= a.target
-        print(f"target median <= {100 * a.target:.0f}% (refined models): {'met' if ok else 'MISSED'}"
+        print("assumptions: one shared-memory node, C_n = 0; paper: sync remap 2(o_s + L + o_r) = rr_rtt and")
+        print("  C_r = o_r + o_s = rr_handler (LoPC), both measured by the twin with its own calls; DAG alpha = 0;")
+        print("  refined: async remap PLogP stream costs g_nb(B), g_r(B) from the logp table; sync C_r = 0 at P = 2")
+        print("  (else rr_handler); DAG W = stripe computation measured alone / b")
+        # one table per pattern with its worst case, then the worst pattern as the headline
+        apps_twins.print_by_pattern(table)
+        worst = apps_twins.worst_pattern(table, "refined_rel_err")
+        per = apps_twins.pattern_summary(table, "refined_rel_err")
+        ok = bool(per) and all(e.median is not None and e.median <= a.target for e in per)
+        print(f"target: median |error| <= {100 * a.target:.0f}% in every pattern (refined models): "
+              f"{'met' if ok else 'MISSED'}" + ("" if worst is None else f" (worst pattern: {worst.pattern})")
               + ("  [FALLBACK parameters]" if tp.fallback else ""))
         return 0 if ok else 1
 

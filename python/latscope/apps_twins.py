@@ -6,10 +6,16 @@ evaluated with LogGP parameters fitted on the same machine:
 * remap, asynchronous (§5.1.2, §5.1.3): the busiest rank's
   ``n (max(g, o_s) + (B-1) G) + R_max (max(g, o_r) + (B-1) G)`` per repetition — the paper's
   ``n (o_s + o_r)`` when every rank receives ``R = n`` short messages;
-* remap, synchronous (§5.1.1): ``n [2 (o_s + L + C_n + o_r) + C_r]`` with ``L`` the LogGP latency
-  of a ``B``-byte message (``L + (B-1) G``), ``C_n = 0`` (one shared-memory node: no network to
-  contend for) and LoPC's empirical ``C_r = o_s + o_r``; the contention-free LogP form
-  ``n 2 (o_s + L + o_r)`` is reported next to it;
+* remap, synchronous (§5.1.1): ``n [2 (o_s + L + C_n + o_r) + C_r]`` with the contention-free
+  round trip ``2 (o_s + L + o_r)`` = ``rr_rtt_s`` and LoPC's empirical ``C_r = o_r + o_s`` =
+  ``rr_handler_s`` (a handler receiving a request and sending the reply), both measured by the
+  twin with its own MPI calls before the repetitions (one requester, one server), and ``C_n = 0``
+  (one shared-memory node: no network to contend for); the contention-free LogP form
+  ``n 2 (o_s + L + o_r)`` is reported next to it. Not the fit's ``L``, ``o_r``: ``latscope-bench
+  logp`` times them in MPI_Recv/MPI_Wait, which in MPICH 5 yield the processor (sched_yield)
+  while they wait; the twin waits in MPI_Waitany, which does not (docs/apps.md: a round trip of
+  2.3-2.6 us against 0.6-0.9 us here). Records without these fields fall back to the fit's
+  ``L + (B-1) G``, ``o_s + o_r``, and the formula says so;
 * dag (§5.2, eq. (15)): :class:`~latscope.models.apps.DiamondDAG` with the measured task time
   (``task_s`` of the record), ``B = value_bytes n / b`` and no aggregation term (``alpha = 0``:
   packing is a copy already inside ``G``); on one rank the serial ``n^2 t``.
@@ -20,21 +26,25 @@ Beside each paper model a **refined** one (``refined_s``; the paper's stays in `
   size-dependent costs measured as streams (``latscope-bench logp`` ops ``g_nb``: a train of
   MPI_Isend, ``g_r``: a train of receives of arrived messages), because a rank that sends and
   receives back to back pays the stream cost per message, not the isolated ``o_s``/``o_r``;
-* remap sync: ``n 2 (g_nb(B) + L(B) + g_r(B))`` — LoPC's round trip ``2 (o_s + L + o_r)`` with the
-  stream overheads, ``L(B) = max(0, RTT(B)/2 - o_s(B) - o_r(B))`` from the same table, and
-  ``C_r = 0`` at P = 2: a processor's only client is its partner, whose request it serves
-  while its own is in flight (no queue forms, the wait is filled with the service); for P > 2
-  LoPC's empirical ``C_r`` = a reply handler's cost, here ``g_nb + g_r``;
+* remap sync: ``n [rr_rtt(B) + C_r]`` with ``C_r = 0`` at P = 2: a processor's only client is its
+  partner, whose request it serves while its own is in flight (no queue forms, the wait is
+  filled with the service); for P > 2 LoPC's ``C_r`` = ``rr_handler``. The paper's column
+  (``C_r`` = a handler) and this one (``C_r = 0``) bracket the measurement at P = 2;
 * dag: eq. (15) unchanged except ``W`` = the stripe's computation and packing measured alone for
   this ``b`` (``stripe_compute_s / b``, a microbenchmark in the twin before the repetitions) —
   the measured ``alpha n / b`` and the per-task cost in the block's cache shape, instead of
   ``n^2 t / (P b)`` with the task time of a tight calibration loop.
 
-The refined remap models need the stream table (``source.per_size`` of a ``latscope fit logp``
-file with ``g_nb``, ``g_r``); without it they are not evaluated.
+The refined async remap (and the sync one for P > 2) needs the stream table (``source.per_size``
+of a ``latscope fit logp`` file with ``g_nb``, ``g_r``); without it it is not evaluated.
+
+Errors are reported per pattern (:func:`pattern_summary`: remap async, remap sync, dag), each with
+its worst |error|, and the headline is the worst pattern (:func:`worst_pattern`), never a median
+over the points of all patterns: a median over mostly DAG points hid a sync remap 3-5x off.
 
 The models assume one processor per rank. A point whose ranks outnumber the CPUs (``ranks_per_node >
-cpus_available``) is marked oversubscribed and kept out of the headline median error.
+cpus_available``) is marked oversubscribed and kept out of the headline median error, as is a point
+measured under load (other processes took CPUs the run needed: ``results.under_load``).
 """
 from __future__ import annotations
 
@@ -49,9 +59,9 @@ import pandas as pd
 
 from latscope import jsonio
 from latscope.models import DiamondDAG, LogGPParams, LogPParams, ModelError, load_params, message_point, remap_sync
-from latscope.models.apps import remap_async_loggp_s, remap_async_stream_s, remap_sync_stream_s
+from latscope.models.apps import remap_async_loggp_s, remap_async_stream_s, remap_sync_rtt, remap_sync_stream_s
 from latscope.models.params import HockneyParams, _interp
-from latscope.results import Results, load
+from latscope.results import Results, known_true, load
 
 __all__ = [
     "TwinParams",
@@ -63,8 +73,15 @@ __all__ = [
     "Prediction",
     "prediction_table",
     "median_abs_rel_err",
+    "pattern_key",
+    "PATTERN_ORDER",
+    "PatternError",
+    "pattern_summary",
+    "worst_pattern",
     "app_points",
     "format_table",
+    "format_summary",
+    "headline",
 ]
 
 LOGP_FILE = "params_logp.json"
@@ -161,6 +178,15 @@ def _num(row: Mapping[str, Any], key: str) -> Any:
     return v
 
 
+def _rr(row: Mapping[str, Any], key: str = "rr_rtt_s") -> float | None:
+    """A sync remap's measured round trip (``rr_rtt_s``) or handler cost (``rr_handler_s``), None
+    when the record has none (async, P = 1, or written before these fields)."""
+    v = row.get(key)
+    if v is None or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        return None
+    return float(v)
+
+
 def refine_point(row: Mapping[str, Any], p: LogGPParams, tab: SizeTable | None) -> tuple[float | None, str]:
     """The refined model's value for one ``app`` point (module docstring) and its formula."""
     pattern = row.get("pattern", row.get("op"))
@@ -169,18 +195,28 @@ def refine_point(row: Mapping[str, Any], p: LogGPParams, tab: SizeTable | None) 
     if pattern == "remap":
         if P < 2:
             return None, ""
+        n = int(_num(row, "messages"))
+        rt = _rr(row) if row.get("style") != "async" else None
+        if rt is not None and P == 2:
+            # LoPC round trip with C_r = 0: the partner's request is served while the own one is out
+            return n * rt, "n rr_rtt(B), C_r = 0 (P = 2: no queue)"
+        hd = _rr(row, "rr_handler_s")
+        if rt is not None and hd is not None:
+            # more clients per server: LoPC's C_r, a reply handler's cost, as the twin measured it
+            return n * (rt + hd), "n [rr_rtt(B) + C_r], C_r = rr_handler(B) (P > 2: handlers queue)"
         if tab is None or not tab.has("g_nb", "g_r", "o_s", "o_r", "rtt"):
             return None, "needs the stream table (latscope-bench logp with g_nb, g_r)"
-        n = int(_num(row, "messages"))
         gs, gr = tab.at("g_nb", B), tab.at("g_r", B)
         if row.get("style") == "async":
             rmax = int(_num(row, "recv_max_messages"))
             return remap_async_stream_s(gs, gr, n, rmax), "PLogP streams: n g_nb(B) + R_max g_r(B)"
+        # an old record without rr_rtt_s: the round trip from the logp table (blocking waits)
         L = max(0.0, tab.at("rtt", B) / 2 - tab.at("o_s", B) - tab.at("o_r", B))
         if P == 2:
-            return n * remap_sync_stream_s(gs, L, gr), "n 2(g_nb(B) + L(B) + g_r(B)), C_r = 0 (P = 2: no queue)"
-        # more clients per server: LoPC's empirical C_r, a reply handler's cost, in stream terms
-        return n * remap_sync_stream_s(gs, L, gr, C_r_s=gs + gr), "n [2(g_nb + L(B) + g_r) + C_r], C_r = g_nb + g_r"
+            return (n * remap_sync_stream_s(gs, L, gr),
+                    "no rr_rtt_s: n 2(g_nb(B) + L(B) + g_r(B)), L from logp's blocking RTT, C_r = 0")
+        return (n * remap_sync_stream_s(gs, L, gr, C_r_s=gs + gr),
+                "no rr_rtt_s: n [2(g_nb + L(B) + g_r) + C_r], L from logp's blocking RTT, C_r = g_nb + g_r")
     if pattern == "dag":
         stripe = row.get("stripe_compute_s")
         if P < 2 or stripe is None or (isinstance(stripe, float) and math.isnan(stripe)) or stripe <= 0:
@@ -213,10 +249,18 @@ def _predict_paper(row: Mapping[str, Any], p: LogGPParams) -> Prediction:
             t = remap_async_loggp_s(p, B, n, rmax)
             return Prediction(t, "§5.1.2: n(o_s+(B-1)G) + R_max(o_r+(B-1)G)")
         mp = message_point(p, B)
+        rt, hd = _rr(row), _rr(row, "rr_handler_s")
+        if rt is not None and hd is not None:
+            # LoGPC §5.1.1 with the parameters of the calls the twin makes: 2 (o_s + L + o_r) =
+            # rr_rtt (so L = rr_rtt / 2 - o_s - o_r) and LoPC's C_r = o_r + o_s = rr_handler, the
+            # cost of a handler that receives a request and sends the reply
+            rs = remap_sync_rtt(rt, mp.o_s_s, mp.o_r_s, C_n_s=0.0, C_r_s=hd)
+            return Prediction(n * rs.logpc_s, "§5.1.1: n[2(o_s+L+o_r)+C_r], 2(o_s+L+o_r) = rr_rtt(B), C_n=0, "
+                              "C_r=o_r+o_s = rr_handler(B)", logp_s=n * rs.logp_s)
         view = LogPParams(L_s=mp.L_s, o_s_s=mp.o_s_s, o_r_s=mp.o_r_s, g_s=p.g_s)
         rs = remap_sync(view, C_n_s=0.0)
-        return Prediction(n * rs.logpc_s, "§5.1.1: n[2(o_s+L+(B-1)G+o_r)+C_r], C_n=0, C_r=o_s+o_r",
-                          logp_s=n * rs.logp_s)
+        return Prediction(n * rs.logpc_s, "no rr_rtt_s: §5.1.1: n[2(o_s+L+(B-1)G+o_r)+C_r], L from the fit "
+                          "(blocking waits), C_n=0, C_r=o_s+o_r", logp_s=n * rs.logp_s)
     if pattern == "dag":
         grid, b = int(_num(row, "grid")), int(_num(row, "blocks"))
         task = float(_num(row, "task_s"))
@@ -260,14 +304,20 @@ def prediction_table(points: pd.DataFrame, tp: TwinParams | LogGPParams) -> pd.D
         cpus = row.get("cpus_available")
         per_node = row.get("ranks_per_node", P)
         over = cpus is not None and not (isinstance(cpus, float) and math.isnan(cpus)) and int(per_node) > int(cpus)
+        # measured while other processes took CPUs this run needed (results.under_load): kept out of
+        # the headline like an oversubscribed point
+        loaded = known_true(row.get("under_load"))
         rel = None if pr.predicted_s is None or meas <= 0 else (pr.predicted_s - meas) / meas
         rrel = None if pr.refined_s is None or meas <= 0 else (pr.refined_s - meas) / meas
         rows.append({
             "pattern": row.get("pattern"),
+            "pattern_key": pattern_key(row),
             "config": _config(row),
             "ranks": P,
             "cpus": None if cpus is None else int(cpus),
             "oversubscribed": bool(over),
+            "under_load": loaded,
+            "load_others": row.get("load_others"),
             "measured_s": meas,
             "predicted_s": pr.predicted_s,
             "rel_err": rel,
@@ -283,16 +333,127 @@ def prediction_table(points: pd.DataFrame, tp: TwinParams | LogGPParams) -> pd.D
 def median_abs_rel_err(table: pd.DataFrame, include_oversubscribed: bool = False,
                        column: str = "rel_err") -> float | None:
     """Median of |relative error| over the rows with a prediction (by default only those with a
-    processor per rank, which the models assume). ``column``: ``rel_err`` (the paper's models) or
-    ``refined_rel_err``. None when there is none."""
+    processor per rank, which the models assume, and not measured under load: results.under_load).
+    ``column``: ``rel_err`` (the paper's models) or ``refined_rel_err``. None when there is none."""
     if table.empty or column not in table:
         return None
     t = table[table[column].notna()]
     if not include_oversubscribed:
         t = t[~t["oversubscribed"]]
+        if "under_load" in t:
+            t = t[~t["under_load"].astype(bool)]
     if t.empty:
         return None
     return float(t[column].abs().median())
+
+
+# The patterns in the order their tables are shown; each has its own model (module docstring).
+PATTERN_ORDER = ("remap async", "remap sync", "dag")
+
+
+def pattern_key(row: Mapping[str, Any]) -> str:
+    """The model a point belongs to: ``remap async``, ``remap sync``, ``dag`` (or the pattern's name)."""
+    pat = str(row.get("pattern", row.get("op")))
+    return f"remap {row.get('style')}" if pat == "remap" else pat
+
+
+def _counted(table: pd.DataFrame) -> pd.Series:
+    """Rows the headline counts: a processor per rank (the models' assumption) and not measured
+    under load (results.under_load); the others are reported apart."""
+    keep = ~table["oversubscribed"].astype(bool)
+    if "under_load" in table:
+        keep &= ~table["under_load"].astype(bool)
+    return keep
+
+
+@dataclass(frozen=True)
+class PatternError:
+    """One pattern's errors for one model column (``rel_err``: the paper's, ``refined_rel_err``):
+    over the counted points (a processor per rank, not under load) the worst |error| and where,
+    the median |error|, and how many points had a prediction; the points set apart
+    (oversubscribed or under load) with their own worst |error|."""
+
+    pattern: str
+    column: str
+    points: int
+    worst: float | None
+    worst_signed: float | None
+    worst_config: str
+    worst_ranks: int | None
+    median: float | None
+    set_apart: int
+    set_apart_worst: float | None
+
+    def describe(self) -> str:
+        if self.worst is None:
+            return f"{self.pattern}: no prediction over {self.points} points"
+        return (f"{self.pattern}: worst |error| {100 * self.worst:.1f}% ({100 * self.worst_signed:+.1f}% at "
+                f"{self.worst_config}, P = {self.worst_ranks}), median {100 * self.median:.1f}% over "
+                f"{self.points} points")
+
+
+def pattern_summary(table: pd.DataFrame, column: str = "rel_err") -> list[PatternError]:
+    """Per pattern (:data:`PATTERN_ORDER` first, then any other), the errors of one model column."""
+    if table.empty or column not in table:
+        return []
+    keys = [k for k in PATTERN_ORDER if k in set(table["pattern_key"])]
+    keys += sorted(set(table["pattern_key"]) - set(keys))
+    out: list[PatternError] = []
+    for k in keys:
+        t = table[(table["pattern_key"] == k) & table[column].notna()]
+        c, apart = (t[_counted(t)], t[~_counted(t)]) if not t.empty else (t, t)
+        if c.empty:
+            w = ws = med = None
+            cfg, P = "", None
+        else:
+            i = c[column].abs().astype(float).idxmax()
+            ws = float(c.at[i, column])
+            w, med = abs(ws), float(c[column].abs().median())
+            cfg, P = str(c.at[i, "config"]), int(c.at[i, "ranks"])
+        out.append(PatternError(k, column, len(c), w, ws, cfg, P, med, len(apart),
+                                None if apart.empty else float(apart[column].abs().max())))
+    return out
+
+
+def worst_pattern(table: pd.DataFrame, column: str = "rel_err") -> PatternError | None:
+    """The headline: the pattern whose worst |error| (counted points) is largest; None when no
+    pattern has a counted prediction."""
+    cands = [e for e in pattern_summary(table, column) if e.worst is not None]
+    return max(cands, key=lambda e: e.worst) if cands else None
+
+
+def headline(table: pd.DataFrame) -> list[str]:
+    """One line per model column: the worst pattern's worst and median |error|."""
+    lines = []
+    for col, what in (("rel_err", "paper models"), ("refined_rel_err", "refined models")):
+        w = worst_pattern(table, col)
+        lines.append(f"worst pattern, {what}: " + ("none predicted" if w is None else w.describe()))
+    return lines
+
+
+def format_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per pattern, both model columns: points, worst |error| (signed, where), median |error|, and
+    the points set apart (oversubscribed or under load)."""
+    def pc(v: float | None) -> str:
+        return "—" if v is None else f"{100 * v:.1f}%"
+
+    paper = {e.pattern: e for e in pattern_summary(table, "rel_err")}
+    ref = {e.pattern: e for e in pattern_summary(table, "refined_rel_err")}
+    rows = []
+    for k in paper:
+        e, r = paper[k], ref.get(k)
+        rows.append({
+            "pattern": k,
+            "points": e.points,
+            "paper worst": "—" if e.worst is None else f"{100 * e.worst_signed:+.1f}% ({e.worst_config}, P={e.worst_ranks})",
+            "paper median |err|": pc(e.median),
+            "refined worst": "—" if r is None or r.worst is None else
+            f"{100 * r.worst_signed:+.1f}% ({r.worst_config}, P={r.worst_ranks})",
+            "refined median |err|": "—" if r is None else pc(r.median),
+            "set apart (oversubscribed / under load)": (f"{e.set_apart}: worst paper {pc(e.set_apart_worst)}, refined "
+                                                        f"{pc(r.set_apart_worst if r else None)}" if e.set_apart else "0"),
+        })
+    return pd.DataFrame(rows)
 
 
 def format_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -316,8 +477,11 @@ def format_table(table: pd.DataFrame) -> pd.DataFrame:
         "LogP, no C_r (µs)": table["logp_s"].map(lambda v: "" if v is None or pd.isna(v) else f"{v * 1e6:.4g}"),
         "paper formula": table["formula"],
         "refined formula": table["refined_formula"] if refined else "",
-        "note": [f"oversubscribed: {p} ranks on {c} CPUs" if o else "" for p, c, o in
-                 zip(table["ranks"], table["cpus"], table["oversubscribed"])],
+        "note": [", ".join(x for x in (f"oversubscribed: {p} ranks on {c} CPUs" if o else "",
+                                        f"under load: others used {lo:.2g} CPUs" if u else "") if x)
+                 for p, c, o, u, lo in zip(table["ranks"], table["cpus"], table["oversubscribed"],
+                                           table.get("under_load", [False] * len(table)),
+                                           table.get("load_others", [None] * len(table)))],
     })
     return out
 
@@ -341,11 +505,30 @@ def main(argv: list[str] | None = None) -> int:
         print(jsonio.dumps(table.to_dict(orient="records"), indent=1))
         return 0
     print(tp.note)
-    print(format_table(table).to_string(index=False))
-    for col, what in (("rel_err", "paper models"), ("refined_rel_err", "refined models")):
-        med = median_abs_rel_err(table, column=col)
-        print(f"median |error|, {what} (a processor per rank): {'—' if med is None else f'{100 * med:.1f}%'}")
+    print_by_pattern(table)
     return 0
+
+
+def print_by_pattern(table: pd.DataFrame, file: Any = None) -> None:
+    """One table per pattern with its worst case, the summary, then the worst pattern's headline."""
+    if table.empty:
+        print("no app points", file=file)
+        return
+    paper = {e.pattern: e for e in pattern_summary(table, "rel_err")}
+    ref = {e.pattern: e for e in pattern_summary(table, "refined_rel_err")}
+    for k, e in paper.items():
+        print(f"\n== {k} ==", file=file)
+        print(format_table(table[table["pattern_key"] == k]).to_string(index=False), file=file)
+        print(f"paper:   {e.describe()}", file=file)
+        if k in ref:
+            print(f"refined: {ref[k].describe()}", file=file)
+        if e.set_apart:
+            print(f"set apart (oversubscribed or under load, not counted): {e.set_apart} points", file=file)
+    print("\nper pattern (points with a processor per rank, not under load):", file=file)
+    print(format_summary(table).to_string(index=False), file=file)
+    print(file=file)
+    for line in headline(table):
+        print(line, file=file)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,20 @@ def test_em3d_iteration() -> None:
     assert em3d_iteration(p, 100, 32, 0.0, edge_s=3.0).messages == 0
 
 
+def test_remap_sync_with_a_measured_round_trip() -> None:
+    """LoGPC §5.1.1 with 2 (o_s + L + o_r) given as one measured round trip (L may be negative on
+    shared memory, so the sum is not rebuilt from L): rtt + C_r, C_r = o_s + o_r by default."""
+    from latscope.models import ModelError
+    from latscope.models.apps import remap_sync_rtt
+
+    r = remap_sync_rtt(100.0, 15.0, 122.0)
+    assert (r.logp_s, r.lopc_s, r.logpc_s, r.C_r_s) == pytest.approx((100.0, 237.0, 237.0, 137.0))
+    r = remap_sync_rtt(100.0, 15.0, 122.0, C_n_s=23.0, C_r_s=40.0)
+    assert (r.logp_s, r.lopc_s, r.logpc_s) == pytest.approx((100.0, 140.0, 186.0))
+    with pytest.raises(ModelError, match="rtt_s"):
+        remap_sync_rtt(0.0, 1.0, 1.0)
+
+
 def test_refined_remap_and_dag_by_hand() -> None:
     """The refinements beside the paper's formulas (latscope.apps_twins uses them)."""
     from latscope.models import ModelError

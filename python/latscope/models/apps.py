@@ -12,6 +12,7 @@ from .params import LogGPParams, LogPParams, NetworkParams
 __all__ = [
     "RemapSync",
     "remap_sync",
+    "remap_sync_rtt",
     "remap_async_s",
     "remap_async_injection_rate",
     "remap_async_loggp_s",
@@ -51,6 +52,21 @@ def remap_sync(p: LogPParams | LogGPParams, C_n_s: float = 0.0, C_r_s: float | N
     Cr = p.o_r_s + p.o_s_s if C_r_s is None else require_nonneg("C_r_s (resource contention)", C_r_s)
     base = 2.0 * (p.o_s_s + p.L_s + p.o_r_s)
     return RemapSync(logp_s=base, lopc_s=base + Cr, logpc_s=base + Cr + 2.0 * Cn, C_n_s=Cn, C_r_s=Cr)
+
+
+def remap_sync_rtt(rtt_s: float, o_s_s: float, o_r_s: float, C_n_s: float = 0.0,
+                   C_r_s: float | None = None) -> RemapSync:
+    """LoGPC §5.1.1 with the contention-free round trip ``2 (o_s + L + o_r)`` given as one measured
+    value ``rtt_s`` (LogP defines ``L`` from it: ``L = RTT/2 - o_s - o_r``, which may come out
+    negative on shared memory, so the sum is taken as measured rather than rebuilt from ``L``):
+    ``logp_s = rtt``, ``lopc_s = rtt + C_r`` (``C_r`` defaults to LoPC's ``o_s + o_r``),
+    ``logpc_s = lopc_s + 2 C_n``."""
+    rt = require_positive("rtt_s (request-reply round trip)", rtt_s)
+    os_ = require_nonneg("o_s_s", o_s_s)
+    or_ = require_nonneg("o_r_s", o_r_s)
+    Cn = require_nonneg("C_n_s (network contention per message)", C_n_s)
+    Cr = os_ + or_ if C_r_s is None else require_nonneg("C_r_s (resource contention)", C_r_s)
+    return RemapSync(logp_s=rt, lopc_s=rt + Cr, logpc_s=rt + Cr + 2.0 * Cn, C_n_s=Cn, C_r_s=Cr)
 
 
 def remap_async_s(p: LogPParams | LogGPParams, messages: int = 1) -> float:
