@@ -111,6 +111,7 @@ static void app_extra(lts_json_t *j, int is_meta, void *ud) {
         lts_json_int(j, "recv_max_messages", ap->recv_max);
         /* sync: LoGPC §5.1.1's 2 (o_s + L + o_r) measured with the twin's calls (null: async, P = 1) */
         lts_json_dbl(j, "rr_rtt_s", ap->rr_rtt_s);
+        lts_json_dbl(j, "rr_handler_s", ap->rr_handler_s);   /* LoPC's C_r ~ o_r + o_s, the same calls */
     }
     if (dag) {
         lts_json_int(j, "grid", p->grid);

@@ -59,6 +59,9 @@ typedef struct lts_app_point {
     double rr_rtt_s;         /* sync remap, P > 1: the contention-free request-reply round trip measured
                                 with the twin's own calls before the repetitions (LoGPC §5.1.1's
                                 2 (o_s + L + o_r)); NAN otherwise */
+    double rr_handler_s;     /* sync remap, P > 1: a request handler's cost (its receive completing in
+                                MPI_Waitany, the next receive posted, the reply sent), LoPC's
+                                C_r ~ o_r + o_s, measured alike; NAN otherwise */
 } lts_app_point_t;
 
 /* A pattern: its descriptor (timed by lts_measure) plus what the run around it needs. The row

@@ -31,6 +31,7 @@ typedef struct lts_app_run_state {
     int *src_rank, *src_off, *src_cnt, *src_done;   /* in_src[src_off[q] .. + src_cnt[q]) == src_rank[q] */
     int recv_min, recv_max;
     double rr_rtt_s;               /* sync remap: the contention-free request-reply round trip (NAN: none) */
+    double rr_handler_s;           /* sync remap: a request handler's cost, o_r + o_s (NAN: none) */
     unsigned char *sbuf, *rbuf, *pbuf;   /* requests sent, requests received, replies received */
     MPI_Request *req, *sreq;
     MPI_Status *in_st, *rep_st;
@@ -248,6 +249,45 @@ static int remap_time_rr(lts_app_run_state_t *st) {
     }
     if (MPI_Bcast(&v, 1, MPI_DOUBLE, 0, st->comm)) return LTS_EMPI;
     st->rr_rtt_s = v;
+    /* The handler's cost, LoPC's C_r ~ o_r + o_s (LoGPC §5.1.1), with the same calls: the server
+     * lets each request arrive first (a busy-wait of D after its previous reply, no MPI call; the
+     * requester sends at once, so the request is queued well within D, netgauge's "delay before
+     * receiving"), then times MPI_Waitany (the receive completes: o_r), MPI_Irecv of the next
+     * request and MPI_Send of the reply (o_s). logp's o_r is timed in MPI_Recv, which yields too. */
+    const double D = 5e-6;
+    v = NAN;
+    for (int pass = 0; pass < PASSES; pass++) {
+        if (MPI_Barrier(st->comm)) return LTS_EMPI;
+        MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, s;
+        int idx;
+        if (st->me == 0) {
+            for (int k = 0; k < K; k++)
+                if (MPI_Irecv(st->pbuf, B, MPI_BYTE, 1, TAG_RR_REP, st->comm, &r[0]) ||
+                    MPI_Isend(st->sbuf, B, MPI_BYTE, 1, TAG_RR_REQ, st->comm, &s) ||
+                    MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE) || MPI_Wait(&s, MPI_STATUS_IGNORE))
+                    return LTS_EMPI;
+        } else if (st->me == 1) {
+            double sum = 0, last = lts_timer_now(st->timer);
+            if (MPI_Irecv(st->pbuf, B, MPI_BYTE, 0, TAG_RR_REQ, st->comm, &r[1])) return LTS_EMPI;
+            for (int k = 0; k < K; k++) {
+                unsigned char *cur = st->pbuf + (size_t)(k % 2) * st->bytes, *nxt = st->pbuf + (size_t)((k + 1) % 2) * st->bytes;
+                while (lts_timer_now(st->timer) - last < D) { }
+                double t0 = lts_timer_now(st->timer);
+                if (MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE)) return LTS_EMPI;
+                if (k + 1 < K && MPI_Irecv(nxt, B, MPI_BYTE, 0, TAG_RR_REQ, st->comm, &r[1])) return LTS_EMPI;
+                if (MPI_Send(cur, B, MPI_BYTE, 0, TAG_RR_REP, st->comm)) return LTS_EMPI;
+                last = lts_timer_now(st->timer);
+                sum += last - t0;
+            }
+            per[pass] = sum / K;
+        }
+    }
+    if (st->me == 1) {
+        qsort(per, PASSES, sizeof *per, cmp_dbl);
+        v = per[PASSES / 2];
+    }
+    if (MPI_Bcast(&v, 1, MPI_DOUBLE, 1, st->comm)) return LTS_EMPI;
+    st->rr_handler_s = v;
     memset(st->pbuf, POISON, (size_t)st->p->messages * st->bytes);
     return LTS_OK;
 }
@@ -272,7 +312,7 @@ static int remap_init(lts_op_ctx_t *c) {
     /* the payloads are written once, untimed: sending does not include making the data */
     for (size_t k = 0; k < n; k++) payload_fill(st->sbuf + slot_of(k, B), B, payload_key(st->p->seed, st->me, (int)k));
     st->pending = 0;
-    st->rr_rtt_s = NAN;
+    st->rr_rtt_s = st->rr_handler_s = NAN;
     if (st->p->style == LTS_REMAP_SYNC && st->P > 1) return remap_time_rr(st);
     return LTS_OK;
 }
@@ -794,7 +834,8 @@ int lts_app_run(MPI_Comm comm, const lts_app_cfg_t *cfg) {
                 const int n = cfg->params.grid;
                 lts_app_point_t ap = {pat->op.name, pt.alg, st.bytes, st.blocks,
                                       pat->uses_blocks ? st.bytes * (size_t)((n + st.blocks - 1) / st.blocks) : 0,
-                                      st.recv_min, st.recv_max, st.rounds, st.task_s, st.rr_rtt_s};
+                                      st.recv_min, st.recv_max, st.rounds, st.task_s, st.rr_rtt_s,
+                                      st.rr_handler_s};
                 cfg->on_point(cfg->ud, &pt, &ap);
             }
             lts_measurement_free(&m);
