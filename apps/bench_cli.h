@@ -28,7 +28,7 @@ typedef struct emit_ctx {
 
 typedef struct common {
     const char *sizes_spec, *timer_name, *timing, *sync_name, *output;
-    int sizes_given, raw, progress, sync_i;
+    int sizes_given, min_reps_given, raw, progress, sync_i;
     unsigned long long seed;
     lts_rep_policy_t pol;
     lts_timing_t tmeth;        /* the timing method when one is selected */

@@ -56,12 +56,15 @@ static const char *USAGE =
     "  --window W         messages in flight for bandwidth (1..1024, default 64)\n"
     "  --timer NAME       wtime, monotonic (default), tsc\n"
     "  --timing root|max  p2p: the initiator's clock (default) or the max over the group\n"
-    "  --sync NAME        barrier (isolated repetitions, default) or none (back to back)\n"
+    "  --sync NAME        auto (default: none for p2p round trips one pair at a time, else barrier),\n"
+    "                     barrier (isolated repetitions) or none (back to back)\n"
     "  --warmup N         untimed repetitions (default 100)\n"
-    "  --min-reps N --max-reps N   repetition bounds (default 20, 100000; equal: fixed count)\n"
+    "  --min-reps N --max-reps N   repetition bounds (default 200 or a smaller --max-reps, and 100000;\n"
+    "                     equal: a fixed count); an adaptive point stops only once the halves of\n"
+    "                     its samples agree (steady state, docs/measurement.md)\n"
     "  --confidence C     confidence level in (0,1) (default 0.95)\n"
     "  --rel-err E        target relative CI half-width in (0,1) (default 0.025)\n"
-    "  --stop-rule mean|median   Student-t CI of the mean (default) or the median's CI\n"
+    "  --stop-rule median|mean   the median's order-statistic CI (default) or the Student-t CI of the mean\n"
     "  --budget SECONDS   time budget per point (default 10; 0: none)\n"
     "  --seed S           recorded and broadcast (default 1)\n"
     "  --raw              include every sample in the records\n"
@@ -232,7 +235,9 @@ lts_run_info_t common_info(const common_t *o, const char *bench, const char *op,
     info.timing = o->timing;
     info.timer = &o->timer;
     info.policy = &o->pol;
-    info.sync = common_sync(o)->name;
+    /* operations other than p2p's round trips never run back to back under auto */
+    info.sync = lts_sync_resolve(common_sync(o), NULL, 0, 0)->name;
+    info.sync_requested = common_sync(o)->name;
     info.seed = o->seed;
     info.argc = full_argc;
     info.argv = full_argv;
@@ -247,7 +252,7 @@ void common_init(common_t *o) {
     o->sizes_spec = "0,8,64,1K,8K,64K";
     o->timer_name = "monotonic";
     o->timing = "root";
-    o->sync_name = "barrier";
+    o->sync_name = "auto";
     o->output = "-";
     o->seed = 1;
     o->sync_i = -1;
@@ -265,7 +270,7 @@ int common_opt(app_t *a, common_t *o, int c) {
     case O_PIPELINED: o->sync_name = "none"; return 1;
     case O_DUMMY: parse_duration(a, "--dummy-work", optarg, &o->dummy_work_s); return 1;
     case O_WARMUP: parse_int(a, "--warmup", optarg, 0, 100000000, &o->pol.warmup); return 1;
-    case O_MINR: parse_int(a, "--min-reps", optarg, 1, 100000000, &o->pol.min_reps); return 1;
+    case O_MINR: parse_int(a, "--min-reps", optarg, 1, 100000000, &o->pol.min_reps); o->min_reps_given = 1; return 1;
     case O_MAXR: parse_int(a, "--max-reps", optarg, 1, 100000000, &o->pol.max_reps); return 1;
     case O_CONF: parse_dbl(a, "--confidence", optarg, &o->pol.confidence); return 1;
     case O_RELERR: parse_dbl(a, "--rel-err", optarg, &o->pol.rel_err); return 1;
@@ -305,6 +310,8 @@ void foreign_opt(app_t *a, int c, char **argv, const char *cmd) {
 /* Validate the common options (after the getopt loop). */
 void common_check(app_t *a, common_t *o, const char *cmd) {
     char msg[512];
+    /* the default minimum yields to a smaller --max-reps (an explicit --min-reps does not) */
+    if (!o->min_reps_given && o->pol.max_reps < o->pol.min_reps) o->pol.min_reps = o->pol.max_reps;
     const char *quick = getenv("LATSCOPE_QUICK");
     if (quick && *quick && strcmp(quick, "0")) {
         if (strcmp(quick, "1")) fail(a, "LATSCOPE_QUICK '%s': must be 1 (smoke-test sizes) or 0/unset", quick);
@@ -494,6 +501,8 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
 
     lts_run_info_t info = common_info(&o, "p2p", nops > 1 ? op_name : op->name, full_argc, full_argv);
     info.mode = mode;
+    /* pairs run side by side only in par mode with 4 or more ranks (lts_p2p_run) */
+    info.sync = lts_sync_resolve(common_sync(&o), op, !strcmp(mode, "par") && a->P >= 4, o.tmeth == LTS_TIMING_MAX)->name;
     info.sizes = sizes;
     info.nsizes = nsizes;
     info.reply_bytes = reply;

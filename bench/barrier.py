@@ -12,7 +12,9 @@ measured = each rank's median averaged over ranks. Two predictions are printed s
 the error columns and the target use the loop prediction (the closed form's error is shown too).
 np 3 and 4 on a 2-core machine are oversubscribed: their times are scheduler delays, which LogP
 does not model; they are reported apart and the target applies to np <= cores.
-Exit status 1 when a target is missed."""
+--runs N repeats the whole measurement (LogP fit included) N times and states the spread of the
+error across runs; the error target holds when it is met in all runs but one (4 of 5), the ratio
+target in every run. Exit status 1 when a target is missed."""
 from __future__ import annotations
 
 import argparse
@@ -37,35 +39,31 @@ def run(np_: int, args: list[str], timeout: float = 300) -> None:
         sys.exit(f"latscope-bench {' '.join(args)} at np {np_} failed ({cp.returncode}): {cp.stderr[-2000:]}")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--reps", type=int, default=300, help="barriers per algorithm and np (default 300)")
-    ap.add_argument("--nps", default="2,3,4")
-    a = ap.parse_args()
-    nps = [int(x) for x in a.nps.split(",")]
-    with tempfile.TemporaryDirectory() as td:
-        lp = Path(td) / "logp.jsonl"
-        run(2, ["logp", "--sizes", "0,64,1K,8K,64K", "--stop-rule", "median", "--budget", "1", "-o", str(lp)])
-        f = logp.fit_logp([load(lp)])
-        params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
+def one_run(nps: list[int], reps: int, td: Path, show: bool) -> tuple[float, list[float], str]:
+    """One measurement: LogP at np 2, every barrier row at each np, the comparison. Returns the
+    np <= cores mean |error| of the loop prediction, the best/native ratios at np 2, and a note on
+    the load the run saw."""
+    lp = td / "logp.jsonl"
+    run(2, ["logp", "--sizes", "0,64,1K,8K,64K", "--stop-rule", "median", "--budget", "1", "-o", str(lp)])
+    f = logp.fit_logp([load(lp)])
+    params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
+    if show:
         print(f"LogP (np 2): L = {f.L_s * 1e9:.0f} ns (raw), o_s = {f.o_s_s * 1e9:.0f} ns, o_r = {f.o_r_s * 1e9:.0f} ns, "
               f"g = {f.g_s * 1e9:.0f} ns; RTT/2 = o_s + L + o_r = {(f.o_s_s + f.L_s + f.o_r_s) * 1e9:.0f} ns; "
               f"post = {(f.post_s or 0) * 1e9:.0f} ns, flag = "
               + ("-" if f.flag_s is None else f"{f.flag_s * 1e9:.0f} ns") + ", mcast = "
               + ("-" if f.mcast_s is None else f"{f.mcast_s * 1e9:.0f} ns"))
-        res = []
-        for np_ in nps:
-            out = Path(td) / f"b{np_}.jsonl"
-            run(np_, bench_args("all", 30e-6, a.reps) + ["-o", str(out)])
-            res.append(load(out))
-        # post_s / flag_s: logp's post and flag (measured above, like every other parameter)
-        # MPI_Bcast release: "auto" (mcast where the measured broadcast beats a message on one host)
-        df = compare_results(params, res, L_raw_s=f.L_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
-                             mcast_s=f.mcast_s)
-    ok = True
-    print("\npredicted: closed = seed §5.1.2 closed form (simultaneous entry); loop = LogP simulation of the "
-          "benchmark loop (the error uses this one)")
-    print(f"{'np':>3} {'algorithm':<16} {'closed':>10} {'loop':>10} {'measured':>10} {'err(loop)':>9} {'err(closed)':>11}")
+    res = []
+    for np_ in nps:
+        out = td / f"b{np_}.jsonl"
+        run(np_, bench_args("all", 30e-6, reps) + ["-o", str(out)])
+        res.append(load(out))
+    # post_s / flag_s: logp's post and flag (measured above, like every other parameter)
+    # MPI_Bcast release: "auto" (mcast where the measured broadcast beats a message on one host)
+    df = compare_results(params, res, L_raw_s=f.L_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
+                         mcast_s=f.mcast_s)
+    loaded = [r for r in res if "under_load" in r.points and r.points["under_load"].fillna(False).astype(bool).any()]
+    note = f"{len(loaded)} of {len(res)} barrier files had points under load" if loaded else "no point under load"
 
     def us(v: object) -> str:
         return "-" if v is None or v != v else f"{float(v) * 1e6:.3f} us"   # type: ignore[arg-type]
@@ -73,10 +71,15 @@ def main() -> int:
     def pct(v: object) -> str:
         return "-" if v is None or v != v else f"{100 * float(v):+.0f}%"   # type: ignore[arg-type]
 
-    for _, r in df.sort_values(["P", "measured_s"]).iterrows():
-        print(f"{r['P']:>3} {r['alg']:<16} {us(r['closed_form_s']):>10} {us(r['predicted_s']):>10} "
-              f"{us(r['measured_s']):>10} {pct(r['rel_err']):>9} {pct(r['closed_form_rel_err']):>11}")
-    print()
+    if show:
+        print("\npredicted: closed = seed §5.1.2 closed form (simultaneous entry); loop = LogP simulation of the "
+              "benchmark loop (the error uses this one)")
+        print(f"{'np':>3} {'algorithm':<16} {'closed':>10} {'loop':>10} {'measured':>10} {'err(loop)':>9} {'err(closed)':>11}")
+        for _, r in df.sort_values(["P", "measured_s"]).iterrows():
+            print(f"{r['P']:>3} {r['alg']:<16} {us(r['closed_form_s']):>10} {us(r['predicted_s']):>10} "
+                  f"{us(r['measured_s']):>10} {pct(r['rel_err']):>9} {pct(r['closed_form_rel_err']):>11}")
+        print()
+    ratios = []
     for np_ in (2, 4):
         d = df[df["P"] == np_]
         if d.empty:
@@ -84,26 +87,58 @@ def main() -> int:
         nat = float(d[d["alg"] == "native"]["measured_s"].iloc[0])
         ours = d[d["alg"] != "native"].sort_values("measured_s").iloc[0]
         ratio = float(ours["measured_s"]) / nat
+        if np_ == 2:
+            ratios.append(ratio)
         over = " (oversubscribed: %d ranks on %d cores)" % (np_, cores()) if np_ > cores() else ""
-        target = " target <= 1.1" + (" MET" if ratio <= 1.1 else " MISSED") if np_ == 2 else ""
-        if np_ == 2 and ratio > 1.1:
-            ok = False
-        print(f"best latscope barrier / native MPI_Barrier at np {np_}: {ours['alg']} {ours['measured_s'] * 1e6:.3f} us"
-              f" / {nat * 1e6:.3f} us = {ratio:.2f}{target}{over}")
+        if show:
+            print(f"best latscope barrier / native MPI_Barrier at np {np_}: {ours['alg']} {ours['measured_s'] * 1e6:.3f} us"
+                  f" / {nat * 1e6:.3f} us = {ratio:.2f}{' target <= 1.1' if np_ == 2 else ''}{over}")
     fit_ = df[df["P"] <= cores()]
-    sets = [(fit_, f"np {','.join(str(n) for n in nps if n <= cores())} (not oversubscribed)", True)]
-    if (df["P"] > cores()).any():
-        sets.append((df[df["P"] > cores()], f"np {','.join(str(n) for n in nps if n > cores())} (oversubscribed on "
-                     f"{cores()} cores: scheduler delays, not LogP; reported apart)", False))
-    for sub, label, has_target in sets:
-        if sub.empty:
-            continue
-        e, ec = mean_abs_rel_err(sub), mean_abs_rel_err(sub, "closed_form_rel_err")
-        tgt = (" target <= 10%" + (" MET" if e <= 0.10 else " MISSED")) if has_target else ""
-        print(f"mean |predicted - measured| / measured over {int(sub['rel_err'].notna().sum())} modelled points, "
-              f"{label}: loop {100 * e:.0f}%{tgt}; closed form {100 * ec:.0f}%")
-        if has_target and not e <= 0.10:
-            ok = False
+    err = mean_abs_rel_err(fit_) if not fit_.empty else float("nan")
+    if show:
+        sets = [(fit_, f"np {','.join(str(n) for n in nps if n <= cores())} (not oversubscribed)")]
+        if (df["P"] > cores()).any():
+            sets.append((df[df["P"] > cores()], f"np {','.join(str(n) for n in nps if n > cores())} (oversubscribed on "
+                         f"{cores()} cores: scheduler delays, not LogP; reported apart)"))
+        for sub, label in sets:
+            if sub.empty:
+                continue
+            e, ec = mean_abs_rel_err(sub), mean_abs_rel_err(sub, "closed_form_rel_err")
+            print(f"mean |predicted - measured| / measured over {int(sub['rel_err'].notna().sum())} modelled points, "
+                  f"{label}: loop {100 * e:.0f}%; closed form {100 * ec:.0f}%")
+    return err, ratios, note
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--reps", type=int, default=300, help="barriers per algorithm and np (default 300)")
+    ap.add_argument("--nps", default="2,3,4")
+    ap.add_argument("--runs", type=int, default=1, help="repeat the whole measurement, for the spread across runs")
+    a = ap.parse_args()
+    nps = [int(x) for x in a.nps.split(",")]
+    errs, ratios, notes = [], [], []
+    with tempfile.TemporaryDirectory() as td:
+        for k in range(a.runs):
+            if a.runs > 1:
+                print(f"== run {k + 1} of {a.runs}")
+            e, r, note = one_run(nps, a.reps, Path(td), show=k == 0 or a.runs == 1)
+            errs.append(e)
+            ratios += r
+            notes.append(note)
+            if a.runs > 1:
+                print(f"run {k + 1}: mean |loop error| at np <= {cores()}: {100 * e:.1f}%; best/native at np 2: "
+                      + ", ".join(f"{x:.2f}" for x in r) + f"; {note}")
+    met = sum(1 for e in errs if e <= 0.10)
+    need = a.runs - 1 if a.runs >= 5 else a.runs
+    ok = met >= need and all(x <= 1.1 for x in ratios)
+    good = [e for e in errs if e == e]
+    print(f"\nmean |loop error| at np <= {cores()} over {a.runs} run(s): "
+          + ", ".join(f"{100 * e:.1f}%" for e in errs)
+          + (f"; spread {100 * min(good):.1f}..{100 * max(good):.1f}%, worst {100 * max(good):.1f}%" if good else "")
+          + f"; target <= 10% in {need} of {a.runs}: {met} met -> {'MET' if met >= need else 'MISSED'}")
+    if ratios:
+        print(f"best/native at np 2: {min(ratios):.2f}..{max(ratios):.2f}, target <= 1.1 in every run: "
+              f"{'MET' if all(x <= 1.1 for x in ratios) else 'MISSED'}")
     return 0 if ok else 1
 
 
