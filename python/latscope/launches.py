@@ -120,8 +120,10 @@ def run_launches(n: int, kind: str, extra: list[str], np_: int | None, launcher:
             if out == "-":
                 sys.stdout.write(text)
                 sys.stdout.flush()
-            else:
+            elif text:
                 Path(out).write_text(text)
+            else:
+                Path(out).unlink(missing_ok=True)   # nothing measured: no empty "results" file
             if rc or not text:
                 return rc
             from latscope.results import load
@@ -203,6 +205,13 @@ def launch_table(res: Results, confidence: float = 0.95, alpha: float = DISAGREE
     return pd.DataFrame(rows)
 
 
+def fmt_p(p: float | None) -> str:
+    """A p-value for people: below double precision's resolution of 1 - p it is '<1e-16', not 0."""
+    if p is None or pd.isna(p):
+        return "-"
+    return "<1e-16" if p < 1e-16 else f"{p:.2g}"
+
+
 def point_label(r: pd.Series | dict[str, Any]) -> str:
     op = str(r.get("op"))
     alg = r.get("alg")
@@ -223,7 +232,7 @@ def print_launch_table(t: pd.DataFrame, out: IO[str] | None = None) -> None:
     for _, r in t.iterrows():
         meds = ", ".join(fmt_time(m) for m in r["medians_s"])
         ci = f"[{fmt_time(r['across_ci_lo_s'])}, {fmt_time(r['across_ci_hi_s'])}]"
-        p = "-" if r["p"] is None or pd.isna(r["p"]) else f"{r['p']:.2g}"
+        p = fmt_p(r["p"])
         mark = "  DISAGREE" if r["disagree"] else ""
         noise = f"  (under load/oversubscribed in launch {','.join(map(str, r['noisy_launches']))})" \
             if r["noisy_launches"] else ""
@@ -239,6 +248,6 @@ def disagreement_warnings(t: pd.DataFrame) -> list[str]:
     ex = bad.iloc[0]
     return [f"launches disagree beyond their own CIs at {len(bad)} of {len(t)} points (Cochran's Q, "
             f"p < {DISAGREE_ALPHA:g}), e.g. {point_label(ex)}: launch medians "
-            f"{', '.join(fmt_time(m) for m in ex['medians_s'])} (p = {ex['p']:.2g}, I^2 = {100 * ex['i2']:.0f}%). "
+            f"{', '.join(fmt_time(m) for m in ex['medians_s'])} (p = {fmt_p(ex['p'])}, I^2 = {100 * ex['i2']:.0f}%). "
             "One launch can stay in a slower state for its whole life: a single launch's CI understates "
             "the uncertainty; quote the across-launch interval"]

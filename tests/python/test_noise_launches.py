@@ -183,6 +183,15 @@ def test_bad_launches_exit_2(bad, capsys):
     assert f"--launches '{bad}'" in err and "positive integer" in err
 
 
+def test_a_failing_launch_stops_the_set(tmp_path, capfd):
+    """latscope-bench's own verdict (exit 2, the bad value named) ends the set; no empty file."""
+    out = tmp_path / "f.jsonl"
+    assert cli.main(["bench", "p2p", "--np", "2", "--launches", "2", "--sizes", "bogus", "-o", str(out)]) == 2
+    err = capfd.readouterr().err   # latscope-bench's message comes from the child process
+    assert "--sizes" in err and "bogus" in err and "launch 1 of 2 failed (exit 2)" in err
+    assert not out.exists()
+
+
 def test_launches_3_live(tmp_path):
     env = dict(launch(2).env)
     env.update({"LATSCOPE_QUICK": "1", "LATSCOPE_BUILD_DIR": str(build_dir())})

@@ -58,7 +58,7 @@ def section_launches(inp) -> str | None:
             "sd": t["sd_s"].map(fmt_time),
             "CI across launches": [f"[{fmt_time(a)}, {fmt_time(b)}]"
                                    for a, b in zip(t["across_ci_lo_s"], t["across_ci_hi_s"])],
-            "Cochran's Q p": ["-" if p is None or pd.isna(p) else f"{p:.2g}" for p in t["p"]],
+            "Cochran's Q p": [launches.fmt_p(p) for p in t["p"]],
             "launches disagree": ["yes" if d else "" for d in t["disagree"]],
             "noisy launches": [",".join(map(str, v)) for v in t["noisy_launches"]],
         })
