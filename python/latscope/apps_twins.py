@@ -415,19 +415,27 @@ def pattern_summary(table: pd.DataFrame, column: str = "rel_err") -> list[Patter
     return out
 
 
-def worst_pattern(table: pd.DataFrame, column: str = "rel_err") -> PatternError | None:
-    """The headline: the pattern whose worst |error| (counted points) is largest; None when no
-    pattern has a counted prediction."""
+def worst_pattern(table: pd.DataFrame, column: str = "rel_err", by: str = "worst") -> PatternError | None:
+    """The headline: the pattern whose worst |error| (``by="worst"``) or median |error|
+    (``by="median"``) over its counted points is largest; None when no pattern has a counted
+    prediction."""
+    if by not in ("worst", "median"):
+        raise ValueError(f"by={by!r}: 'worst' or 'median'")
     cands = [e for e in pattern_summary(table, column) if e.worst is not None]
-    return max(cands, key=lambda e: e.worst) if cands else None
+    return max(cands, key=lambda e: getattr(e, by)) if cands else None
 
 
 def headline(table: pd.DataFrame) -> list[str]:
-    """One line per model column: the worst pattern's worst and median |error|."""
+    """One line per model column: the worst pattern (largest worst |error|) with its worst and
+    median |error|, and, when another pattern has the largest median |error|, that one too (one
+    outlier must not hide a pattern that is off everywhere)."""
     lines = []
     for col, what in (("rel_err", "paper models"), ("refined_rel_err", "refined models")):
-        w = worst_pattern(table, col)
-        lines.append(f"worst pattern, {what}: " + ("none predicted" if w is None else w.describe()))
+        w, m = worst_pattern(table, col), worst_pattern(table, col, by="median")
+        line = f"worst pattern, {what}: " + ("none predicted" if w is None else w.describe())
+        if m is not None and w is not None and m.pattern != w.pattern:
+            line += f"; largest median: {m.describe()}"
+        lines.append(line)
     return lines
 
 

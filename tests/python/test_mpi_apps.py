@@ -358,8 +358,11 @@ def test_per_pattern_worst_case_headline(tmp_path):
     assert d.worst == pytest.approx(max(abs(err[4]), abs(err[5])), rel=1e-9)
     w = apps_twins.worst_pattern(t)
     assert w.worst == max(a.worst, s.worst, d.worst) and w.pattern == max(summ.values(), key=lambda e: e.worst).pattern
+    m = apps_twins.worst_pattern(t, by="median")
+    assert m.median == max(a.median, s.median, d.median)
     lines = apps_twins.headline(t)
     assert lines[0].startswith(f"worst pattern, paper models: {w.pattern}: worst |error| {100 * w.worst:.1f}%")
+    assert ("; largest median: " + m.describe() in lines[0]) == (m.pattern != w.pattern)
     assert lines[1] == "worst pattern, refined models: none predicted"   # no stream table, no rr fields
     shown = apps_twins.format_summary(t)
     assert shown["pattern"].tolist() == ["remap async", "remap sync", "dag"]
