@@ -44,6 +44,8 @@ static int push(size_t **a, size_t *n, size_t *cap, size_t v) {
     return LTS_OK;
 }
 
+#define LTS_SIZES_MAX_STEPS (10 * LTS_SIZES_MAX_COUNT)
+
 #define ALLOWED "sizes are non-negative byte counts up to 1G with optional K/M/G suffix; " \
                 "a list \"0,8,1K\", a geometric range \"1:4M:x2\" or an arithmetic range \"0:100K:+1K\""
 
@@ -103,9 +105,19 @@ int lts_parse_sizes(const char *spec, size_t **out, size_t *count, char *msg, si
                 goto fail;
             }
             double v = (double)lo;
-            size_t last = 0;
+            size_t last = 0, steps = 0;
             int first = 1;
             while (v <= (double)hi * (1 + 1e-12)) {
+                /* A factor barely above 1 repeats each size for many steps before the next
+                 * (1:1G:x1.0000000000000002 would need ~1e17 of them): bound the steps, not
+                 * only the sizes kept. */
+                if (++steps > LTS_SIZES_MAX_STEPS) {
+                    rc = LTS_EINVAL;
+                    snprintf(msg, msglen, "size range '%s': factor '%s' is too close to 1 (more than %d steps "
+                             "from %zu to %zu); for every size use an arithmetic range \"%zu:%zu:+1\"", full, st + 1,
+                             LTS_SIZES_MAX_STEPS, lo, hi, lo, hi);
+                    goto fail;
+                }
                 size_t s = (size_t)(v + 0.5);
                 if (first || s != last) {
                     if ((rc = push(&a, &n, &cap, s))) goto count_fail;
