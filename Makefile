@@ -30,6 +30,11 @@ OPENMPI ?= yes
 ifeq ($(MPI)$(BUILD)$(OPENMPI),mpichbuildyes)
 ALSO_OPENMPI := test-openmpi
 endif
+# ... and the sanitizer build's tests (ASAN=no skips; not under Open MPI or a user's MPI)
+ASAN ?= yes
+ifeq ($(MPI)$(BUILD)$(ASAN),mpichbuildyes)
+ALSO_ASAN := test-asan
+endif
 PYTEST_FILES ?= tests/python
 ifndef MPIEXEC
 MPIEXEC := $(abspath $(VENV))/bin/mpiexec
@@ -43,7 +48,7 @@ export LATSCOPE_MPIEXEC := $(MPIEXEC)
 
 C_SOURCES := $(shell find src apps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*)
 
-.PHONY: all setup build demo test test-c test-py test-openmpi bench clean distclean
+.PHONY: all setup build demo test test-c test-py test-openmpi test-asan build-asan fuzz bench clean distclean
 
 all: build
 
@@ -66,7 +71,7 @@ $(BUILD_STAMP): $(STAMP) $(C_SOURCES)
 demo: build
 	$(VENV)/bin/latscope characterize --out results/demo
 
-test: test-c test-py $(ALSO_OPENMPI)
+test: test-c test-py $(ALSO_ASAN) $(ALSO_OPENMPI)
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure
@@ -84,11 +89,49 @@ PORTABILITY_TESTS := tests/python/test_inject.py tests/python/test_inject_cli.py
 test-openmpi:
 	$(MAKE) --no-print-directory MPI=openmpi test-c test-py PYTEST_FILES="$(PORTABILITY_TESTS)"
 
+# ---- sanitizers and fuzzing (issue 12) ----------------------------------------------------
+# build-asan/: the C parts once more, against the same MPICH, with AddressSanitizer and
+# UndefinedBehaviorSanitizer (-O1: fast enough to run, close enough to -O2 to keep its code
+# paths), plus the fuzz harnesses of tests/fuzz. Any report aborts the program (no recovery),
+# so it fails the target. test-asan: ctest there (the C unit tests with leak detection on, and
+# each fuzz harness for LTS_FUZZ_SECONDS), then the MPI check programs under mpiexec
+# (tests/c/asan_mpi_checks.sh). fuzz: each harness for FUZZ_SECONDS.
+ASAN_BUILD := build-asan
+ASAN_STAMP := $(ASAN_BUILD)/.latscope-built
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SOURCES := $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
+FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= 1
+FUZZ_HARNESSES := sizes table json tune
+# The first report ends the program; leak detection stays on for the unit tests and harnesses
+# (tests/c/asan_mpi_checks.sh turns it off for MPI programs: MPICH is not ours).
+SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+build-asan: $(ASAN_STAMP)
+
+$(ASAN_STAMP): $(STAMP) $(C_SOURCES) $(FUZZ_SOURCES)
+	@test -x "$(MPICC)" || { echo "MPICC=$(MPICC) is not an executable mpicc"; exit 2; }
+	MPICC="$(MPICC)" cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMPI_C_COMPILER="$(MPICC)" \
+	  -DCMAKE_C_FLAGS="-O1 $(SAN_FLAGS)" -DLTS_FUZZ=ON > $(ASAN_BUILD)-cmake.log 2>&1 || { cat $(ASAN_BUILD)-cmake.log; exit 1; }
+	cmake --build $(ASAN_BUILD) -j 2
+	@touch $@
+
+test-asan: $(ASAN_STAMP)
+	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure
+	MPIEXEC="$(MPIEXEC)" tests/c/asan_mpi_checks.sh $(ASAN_BUILD)
+
+fuzz: $(ASAN_STAMP)
+	@for p in $(FUZZ_HARNESSES); do \
+	  $(SAN_ENV) $(ASAN_BUILD)/fuzz/fuzz-$$p --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --dict tests/fuzz/dict/$$p.dict \
+	    --artifacts $(ASAN_BUILD) tests/fuzz/corpus/$$p || exit 1; \
+	done
+
 bench: build
 	@for b in bench/*.py; do echo "== $$b"; $(VPY) $$b || echo "== $$b: target missed (exit status $$?)"; done
 
 clean:
-	rm -rf build build-openmpi build-user build*-cmake.log results/demo
+	rm -rf build build-openmpi build-user build-asan build*-cmake.log results/demo
 
 distclean: clean
 	rm -rf .venv .venv-openmpi

@@ -1,0 +1,37 @@
+# Fuzz harnesses (issue 12): tests/fuzz/fuzz_<parser>.c, each with the libFuzzer entry point,
+# linked with our own mutation driver (tests/fuzz/driver.c: there is no clang here). Built only
+# in the sanitizer build (`make test-asan` configures build-asan with -DLTS_FUZZ=ON and
+# -fsanitize=address,undefined). The parser sources are compiled into each harness with
+# -fsanitize-coverage=trace-pc so the driver sees which edges an input reached and keeps the
+# inputs that reach new ones; the driver itself is compiled without it (it is the callback).
+option(LTS_FUZZ "build the fuzz harnesses of tests/fuzz" OFF)
+if(LTS_FUZZ)
+  set(LTS_FUZZ_SECONDS 4 CACHE STRING "seconds each harness runs under ctest (make fuzz: FUZZ_SECONDS)")
+  add_library(lts-fuzz-driver OBJECT ${CMAKE_SOURCE_DIR}/tests/fuzz/driver.c)
+  target_include_directories(lts-fuzz-driver PRIVATE ${CMAKE_SOURCE_DIR}/tests/fuzz)
+  target_compile_options(lts-fuzz-driver PRIVATE -Wall -Wextra)
+
+  set(LTS_FUZZ_SRC_sizes ${CMAKE_SOURCE_DIR}/src/core/sizes.c)
+  set(LTS_FUZZ_SRC_table ${CMAKE_SOURCE_DIR}/src/inject/table.c)
+  set(LTS_FUZZ_SRC_json ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
+  # tune.c and the JSON reader compiled in (with coverage) take precedence over liblatscope's
+  # copies; the collective registry the reader checks names against comes from liblatscope.
+  set(LTS_FUZZ_SRC_tune ${CMAKE_SOURCE_DIR}/src/algos/tune.c ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
+  foreach(p sizes table json tune)
+    add_executable(fuzz-${p} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${p}.c ${LTS_FUZZ_SRC_${p}}
+                   $<TARGET_OBJECTS:lts-fuzz-driver>)
+    target_include_directories(fuzz-${p} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/tests/fuzz
+                               ${CMAKE_SOURCE_DIR}/src/inject ${CMAKE_SOURCE_DIR}/src/algos)
+    target_compile_definitions(fuzz-${p} PRIVATE _GNU_SOURCE)
+    target_compile_options(fuzz-${p} PRIVATE -fsanitize-coverage=trace-pc -Wall -Wextra -Wno-unused-parameter)
+    target_link_libraries(fuzz-${p} PRIVATE ${LIBM})
+    set_target_properties(fuzz-${p} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+    # a short run in every `ctest` of this build: the seed corpus, then mutations, seed fixed
+    add_test(NAME fuzz_${p} COMMAND fuzz-${p} --seconds ${LTS_FUZZ_SECONDS} --seed 1 --quiet
+             --dict ${CMAKE_SOURCE_DIR}/tests/fuzz/dict/${p}.dict --artifacts ${CMAKE_BINARY_DIR}
+             ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${p})
+    set_tests_properties(fuzz_${p} PROPERTIES TIMEOUT 120 LABELS fuzz)
+  endforeach()
+  target_link_libraries(fuzz-tune PRIVATE latscope MPI::MPI_C)
+  target_compile_definitions(fuzz-tune PRIVATE LTS_GIT_SHA="${LTS_GIT_SHA}")
+endif()
