@@ -369,6 +369,27 @@ def test_per_pattern_worst_case_headline(tmp_path):
     assert shown["set apart (oversubscribed / under load)"].tolist()[-1].startswith("1: worst paper")
 
 
+def test_after_demo_writes_per_pattern_errors(tmp_path, capsys):
+    """The main job's files: every point (with its pattern's table) and the per-pattern errors;
+    the printed headline is the worst pattern."""
+    import pandas as pd
+    from latscope.parts import apps as part
+
+    (tmp_path / "params_logp.json").write_text(json.dumps(PARAMS))
+    res = load(_synthetic(tmp_path))
+    part.after_demo(tmp_path, [res], {})
+    pts = pd.read_csv(tmp_path / "apps_predictions.csv")
+    assert pts["pattern_key"].tolist() == ["remap async"] * 2 + ["remap sync"] * 2 + ["dag"] * 3
+    errs = pd.read_csv(tmp_path / "apps_pattern_errors.csv")
+    paper = errs[errs["column"] == "rel_err"].set_index("pattern")
+    assert paper.index.tolist() == ["remap async", "remap sync", "dag"]
+    assert paper.at["dag", "set_apart"] == 1 and paper.at["dag", "points"] == 2
+    t = apps_twins.prediction_table(apps_twins.app_points([res]), apps_twins.twin_params(tmp_path))
+    w = apps_twins.worst_pattern(t)
+    assert paper.at[w.pattern, "worst"] == pytest.approx(w.worst, rel=1e-9)
+    assert f"worst pattern, paper models: {w.pattern}: worst |error|" in capsys.readouterr().err
+
+
 def test_refined_needs_the_stream_table(tmp_path):
     (tmp_path / "params_logp.json").write_text(json.dumps(PARAMS))
     t = apps_twins.prediction_table(apps_twins.app_points([load(_synthetic(tmp_path))]), apps_twins.twin_params(tmp_path))

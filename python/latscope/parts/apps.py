@@ -52,13 +52,17 @@ def _params(out: Path, params: dict) -> apps_twins.TwinParams | None:
 
 
 def after_demo(out: Path, results: list[Results], params: dict) -> None:
-    """Write <out>/apps_predictions.csv and print the table's headline."""
+    """Write <out>/apps_predictions.csv (one row per point) and <out>/apps_pattern_errors.csv (per
+    pattern and model: worst and median |error|), and print the worst pattern as the headline."""
     pts = apps_twins.app_points(results)
     tp = _params(out, params)
     if pts.empty or tp is None:
         return
     table = apps_twins.prediction_table(pts, tp)
     table.to_csv(out / "apps_predictions.csv", index=False)
+    # per pattern and model: worst |error| (signed, where), median, points counted and set apart
+    pd.DataFrame([vars(e) for col in ("rel_err", "refined_rel_err") for e in apps_twins.pattern_summary(table, col)]
+                 ).to_csv(out / "apps_pattern_errors.csv", index=False)
     counted = int((~table['oversubscribed'] & ~table['under_load'] & table['rel_err'].notna()).sum())
     print(f"application models: {tp.note}", file=sys.stderr)
     # the headline is the worst pattern, never a median over the points of all patterns
@@ -69,7 +73,7 @@ def after_demo(out: Path, results: list[Results], params: dict) -> None:
                         for e in apps_twins.pattern_summary(table, col))
         print(f"application models: worst |error| per pattern ({what}): {per}", file=sys.stderr)
     print(f"application models: over {counted} points with a processor per rank, not under load -> "
-          f"{out / 'apps_predictions.csv'}", file=sys.stderr)
+          f"{out / 'apps_predictions.csv'}, {out / 'apps_pattern_errors.csv'}", file=sys.stderr)
 
 
 def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
