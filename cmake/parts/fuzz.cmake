@@ -15,7 +15,8 @@ if(LTS_FUZZ)
   set(LTS_FUZZ_SRC_table ${CMAKE_SOURCE_DIR}/src/inject/table.c)
   set(LTS_FUZZ_SRC_json ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
   # tune.c and the JSON reader compiled in (with coverage) take precedence over liblatscope's
-  # copies; the collective registry the reader checks names against comes from liblatscope.
+  # copies; the collective registry (the --alg grammar) comes from liblatscope, without coverage:
+  # a second copy of its global tables would be an ODR violation, which ASan reports.
   set(LTS_FUZZ_SRC_tune ${CMAKE_SOURCE_DIR}/src/algos/tune.c ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
   foreach(p sizes table json tune)
     add_executable(fuzz-${p} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${p}.c ${LTS_FUZZ_SRC_${p}}

@@ -3,14 +3,42 @@
  * beyond "no sanitizer report": a rejected table returns a negative code, no table and a message;
  * an accepted one has sorted contiguous ranges from 0 to open, each range's algorithm is what
  * lts_tune_lookup returns inside it, and writing it, reading that back and writing again gives
- * the same bytes (tune.h: "loading a saved table and saving it again gives the same bytes"). No
- * MPI call is made: parsing needs only the registry tables. */
+ * the same bytes (tune.h: "loading a saved table and saving it again gives the same bytes"). The
+ * same input is also an --alg selection (lts_coll_select, src/algos/registry.c: "a,b,-c",
+ * "tree:k=3"): an accepted one lists distinct rows, each of which selected by its own name is
+ * that row again. No MPI call is made: parsing needs only the registry tables. */
 #include "fuzz.h"
 #include "latscope/errors.h"
 #include "latscope/tune.h"
 #include <string.h>
 
+static void check_select(const uint8_t *data, size_t size) {
+    char *spec = fuzz_cstr(data, size);
+    lts_coll_op_t op = (lts_coll_op_t)(size % LTS_COLL_NOPS);
+    const lts_coll_alg_t **rows = NULL;
+    size_t n = 0;
+    char bad[256];
+    bad[0] = '\0';
+    int rc = lts_coll_select(op, spec, &rows, &n, bad, sizeof bad);
+    if (rc == LTS_OK) {
+        for (size_t i = 0; i < n; i++) {
+            FUZZ_CHECK(rows[i] && rows[i]->name && rows[i]->name[0], "row %zu of '%s'", i, spec);
+            for (size_t j = 0; j < i; j++) FUZZ_CHECK(rows[i] != rows[j], "'%s' selects %s twice", spec, rows[i]->name);
+            const lts_coll_alg_t **one = NULL;
+            size_t m = 0;
+            FUZZ_CHECK(lts_coll_select(op, rows[i]->name, &one, &m, bad, sizeof bad) == LTS_OK && m == 1 && one[0] == rows[i],
+                       "'%s' selected by its own name is another row", rows[i]->name);
+            free(one);
+        }
+    } else {
+        FUZZ_CHECK(rc < 0 && (rc == LTS_ENOMEM || bad[0]), "selection error %d without a message", rc);
+    }
+    free(rows);
+    free(spec);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    check_select(data, size);
     lts_tune_table_t *t = (lts_tune_table_t *)&size;
     char msg[1024];
     msg[0] = '\0';
