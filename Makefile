@@ -99,7 +99,7 @@ test-openmpi:
 ASAN_BUILD := build-asan
 ASAN_STAMP := $(ASAN_BUILD)/.latscope-built
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_SOURCES := $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
+FUZZ_SOURCES := $(wildcard tests/fuzz/*.c tests/fuzz/*.h tests/fuzz/*.sh)
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 1
 FUZZ_HARNESSES := sizes table json tune
