@@ -103,8 +103,9 @@ FUZZ_SOURCES := $(wildcard tests/fuzz/*.c tests/fuzz/*.h tests/fuzz/*.sh)
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 1
 FUZZ_HARNESSES := sizes table json tune
-# The first report ends the program; leak detection stays on for the unit tests and harnesses
-# (tests/c/asan_mpi_checks.sh turns it off for MPI programs: MPICH is not ours).
+# The first report ends the program; leak detection is on (for the MPI programs,
+# tests/c/asan_mpi_checks.sh suppresses leaks allocated inside MPICH: it is not instrumented or
+# ours). FUZZ_SEED picks the mutation sequence: the same seed, the same run.
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
