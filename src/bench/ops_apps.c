@@ -295,9 +295,10 @@ static int remap_time_rr(lts_app_run_state_t *st) {
 static int remap_init(lts_op_ctx_t *c) {
     lts_app_run_state_t *st = c->state;
     const size_t n = (size_t)st->p->messages, B = st->bytes, nin = (size_t)st->nin;
-    st->sbuf = malloc(n * B + 1);
-    st->rbuf = malloc(nin * B + 1);
-    st->pbuf = malloc((n + 1) * B + 1);   /* at least two slots: remap_time_rr's server alternates */
+    /* page-aligned: the same placement in every launch (docs/measurement.md, "Buffers") */
+    st->sbuf = lts_buffer_alloc(n * B + 1);
+    st->rbuf = lts_buffer_alloc(nin * B + 1);
+    st->pbuf = lts_buffer_alloc((n + 1) * B + 1);   /* at least two slots: remap_time_rr's server alternates */
     st->req = malloc((nin + n + 1) * sizeof *st->req);
     st->sreq = malloc((n + 1) * sizeof *st->sreq);
     st->in_st = malloc((nin + n + 1) * sizeof *st->in_st);
