@@ -48,7 +48,8 @@ int __lsan_do_recoverable_leak_check(void);
 
 #define MAP_BITS 15
 #define MAP_SIZE (1u << MAP_BITS)
-static unsigned char cov_map[MAP_SIZE];      /* hit counts of this execution */
+static uint64_t cov_words[MAP_SIZE / 8];     /* hit counts of this execution, scanned a word at a time */
+#define cov_map ((unsigned char *)cov_words)
 static unsigned char cov_seen[MAP_SIZE];     /* buckets seen so far, one bit each */
 static uintptr_t cov_prev, cov_base;
 
@@ -69,7 +70,7 @@ static unsigned char bucket(unsigned char n) {
 /* New (edge, bucket) pairs in this execution's map; clears the map for the next one. */
 static size_t cov_merge(void) {
     size_t fresh = 0;
-    uint64_t *w = (uint64_t *)cov_map;
+    uint64_t *w = cov_words;
     for (size_t i = 0; i < MAP_SIZE / 8; i++) {
         if (!w[i]) continue;
         for (size_t j = i * 8; j < i * 8 + 8; j++) {
