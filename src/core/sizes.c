@@ -159,6 +159,7 @@ int lts_parse_duration(const char *s, double *seconds) {
     const char *p = s;
     while (isspace((unsigned char)*p)) p++;
     if (!isdigit((unsigned char)*p) && *p != '.') return LTS_EINVAL;   /* also rejects '-' */
+    if (strpbrk(p, "xXpP")) return LTS_EINVAL;   /* decimal only: strtod would read 0x10 as 16 s */
     errno = 0;
     char *end;
     double v = strtod(p, &end);

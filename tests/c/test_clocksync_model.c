@@ -40,6 +40,8 @@ int main(void) {
     CHECK(lts_parse_duration("30us", &s) == 0); CHECK_NEAR(s, 30e-6, 1e-18);
     CHECK(lts_parse_duration("2ms", &s) == 0); CHECK_NEAR(s, 2e-3, 1e-15);
     CHECK(lts_parse_duration("150ns", &s) == 0); CHECK_NEAR(s, 150e-9, 1e-18);
+    CHECK(lts_parse_duration("0x10", &s) == LTS_EINVAL);     /* hexadecimal is not a duration */
+    CHECK(lts_parse_duration("0x1p-3s", &s) == LTS_EINVAL);
     CHECK(lts_parse_duration("0.5", &s) == 0); CHECK_NEAR(s, 0.5, 0);
     CHECK(lts_parse_duration("1s", &s) == 0); CHECK_NEAR(s, 1.0, 0);
     CHECK(lts_parse_duration("-1us", &s) == LTS_EINVAL);
