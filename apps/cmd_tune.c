@@ -15,8 +15,10 @@ static const struct option tune_opts[] = {{"table", required_argument, 0, O_TABL
 static const char *TUNE_USAGE =
     "latscope-bench tune --op OP [--alg LIST] [--sizes LIST] [--table FILE] [-o FILE] [options]\n"
     "  measures every --alg candidate (default all) of --op (default scatter) at every size and keeps,\n"
-    "  per size, the one with the smallest median; equal neighbours merge into ranges whose boundaries\n"
-    "  lie at the geometric midpoint between measured sizes (docs/tune-format.md)\n"
+    "  per size, the eligible one with the smallest median (a median that is negative, cannot be told\n"
+    "  from zero, or did not converge is set aside and listed; no eligible candidate at a size: exit 2);\n"
+    "  equal neighbours merge into ranges whose boundaries lie at the geometric midpoint between\n"
+    "  measured sizes (docs/tune-format.md)\n"
     "  --table FILE       write the decision table (JSON, latscope.tune/1); - : standard output\n"
     "  -o FILE            the measured points (JSON Lines, as coll writes them; default -)\n"
     "  --root R           the root while measuring (default 0)\n"
@@ -25,9 +27,10 @@ static const char *TUNE_USAGE =
     "                     correction can go negative on oversubscribed nodes: compare with max there\n"
     "  sizes, repetitions, timer: the common options (latscope-bench --help)\n";
 
-/* rank 0: the decision table for people: one row per measured size, the winner marked '*' */
+/* rank 0: the decision table for people: one row per measured size, the winner marked '*', a
+ * candidate set aside 'x' (the reasons follow the table) */
 static void print_table(FILE *f, const lts_tune_table_t *t) {
-    fprintf(f, "decision table: %s on %d ranks (%s timing, %s timer; medians in us, * = fastest)\n",
+    fprintf(f, "decision table: %s on %d ranks (%s timing, %s timer; medians in us, * = fastest, x = set aside)\n",
             lts_reg_row(&lts_coll_op_names, (size_t)t->op)->name, t->ranks, t->timing, t->timer);
     fprintf(f, "  %-24s %-12s %10s", "size range (B)", "algorithm", "size (B)");
     for (size_t c = 0; c < t->ncand; c++) fprintf(f, " %11.11s", t->cand[c]->name);
@@ -42,11 +45,18 @@ static void print_table(FILE *f, const lts_tune_table_t *t) {
             if (p < R->npoints) {
                 fprintf(f, " %10zu", R->points[p].size_bytes);
                 for (size_t c = 0; c < t->ncand; c++)
-                    fprintf(f, " %10.3f%c", R->points[p].median_s[c] * 1e6, t->cand[c] == R->alg ? '*' : ' ');
+                    fprintf(f, " %10.3f%c", R->points[p].median_s[c] * 1e6,
+                            t->cand[c] == R->alg ? '*' : R->points[p].set_aside && R->points[p].set_aside[c] ? 'x' : ' ');
             }
             fputc('\n', f);
         }
     }
+    for (size_t r = 0; r < t->nranges; r++)
+        for (size_t p = 0; p < t->ranges[r].npoints; p++) {
+            const lts_tune_point_t *pt = &t->ranges[r].points[p];
+            for (size_t c = 0; pt->set_aside && c < t->ncand; c++)
+                if (pt->set_aside[c]) fprintf(f, "  set aside at %zu B: %s: %s\n", pt->size_bytes, t->cand[c]->name, pt->set_aside[c]);
+        }
 }
 
 static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
@@ -130,8 +140,28 @@ static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_
     topt.root = (int)root;
     topt.on_point = on_point;
     topt.ud = &e;
+    char why[2048] = "";
+    topt.msg = why;
+    topt.msglen = sizeof why;
     lts_tune_table_t *t = NULL;
     rc = lts_tune_ex(MPI_COMM_WORLD, (lts_coll_op_t)op_i, alg_spec, o.sizes, o.nsizes, &m, &topt, &t);
+    if (rc == LTS_ENOELIGIBLE) {
+        /* the points are in -o; no table is written: the measurements cannot support one at that
+         * size. Exit 2 on every rank (all got the same code from lts_tune_ex), message on rank 0. */
+        if (a->me == 0)
+            fprintf(stderr, "latscope-bench: error: tune: %s%s\n", why,
+                    o.tmeth == LTS_TIMING_ROOT ? " (root timing subtracts a measured confirmation time, which can exceed "
+                    "a tiny or oversubscribed collective: measure with --timing max, more repetitions, or leave that "
+                    "size out)" : " (more repetitions or a larger --budget, or leave that size out)");
+        if (tf && tf != stdout) {
+            fclose(tf);
+            remove(table);
+        }
+        int io = e.io_error;
+        common_finish(a, &o, 0, io, "tune");
+        free(o.sizes);
+        return 2;
+    }
     int io = e.io_error;
     if (!rc && a->me == 0) {
         print_table(stderr, t);

@@ -15,7 +15,8 @@ enum {
     LTS_ENOTFOUND = -6,/* a name not in a registry */
     LTS_ENOTSUP = -7,  /* not available on this machine */
     LTS_ETOOFEW = -8,  /* too few ranks for the operation */
-    LTS_ENODATA = -9   /* no valid sample (e.g. every repetition rejected) */
+    LTS_ENODATA = -9,  /* no valid sample (e.g. every repetition rejected) */
+    LTS_ENOELIGIBLE = -10 /* a selection with no eligible candidate (medians negative, undefined or not converged) */
 };
 
 /* Human-readable text for a code (never NULL). */

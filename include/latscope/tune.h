@@ -1,8 +1,9 @@
 /* Run-time selection of collective algorithms: MPIBlib's Opt_Scatter (seed 001 §4) as a library.
  *
  *   1. lts_tune() measures every candidate algorithm of one operation at every given size
- *      (lts_coll_run, the one driver) and keeps, per size, the candidate with the smallest
- *      median. Adjacent sizes with the same winner merge into one range [lo, hi).
+ *      (lts_coll_run, the one driver) and keeps, per size, the eligible candidate with the
+ *      smallest median (eligibility below, lts_tune_eligible). Adjacent sizes with the same
+ *      winner merge into one range [lo, hi).
  *   2. The table is saved / loaded as JSON (schema "latscope.tune/1", docs/tune-format.md).
  *   3. lts_tune_use() installs a table; lts_scatter_tuned() (and the others) then compute the
  *      message size of the call, find its range by binary search and call that row: a drop-in
@@ -33,11 +34,38 @@ extern "C" {
 #define LTS_TUNE_OPEN ((size_t)-1)       /* hi of the last range: no upper bound */
 #define LTS_TUNE_MAX_CANDIDATES 32
 
-/* One measured size: the median of every candidate there (seconds; NaN = not measured). */
+/* One measured size: the median of every candidate there (seconds; NaN = not measured), and why
+ * a candidate was not ranked there (set_aside: NULL when every candidate was ranked; else ncand
+ * entries, NULL for a ranked candidate, else a malloc'd reason). */
 typedef struct lts_tune_point {
     size_t size_bytes;
     double *median_s;                     /* ncand entries, in the table's candidate order */
+    char **set_aside;
 } lts_tune_point_t;
+
+/* What selection needs to know of one measured point (one candidate at one size): the record's
+ * fields of the same names (docs/results-schema.md). NaN / 0 where unknown. */
+typedef struct lts_tune_obs {
+    double median_s;                      /* NaN: not measured */
+    double ci_lo_s, ci_hi_s;              /* the record's confidence interval; NaN: undefined */
+    double rel_err;                       /* achieved relative CI half-width; NaN: undefined */
+    long reps_valid;                      /* repetitions kept */
+    long reps_total;
+    long negative;                        /* root timing: kept samples below zero */
+    int stop_reason;                      /* lts_stop_reason_t (reps.h) */
+} lts_tune_obs_t;
+
+/* Eligibility (docs/tune-format.md "Which candidates are ranked"; python latscope.selection is
+ * the same rule). A point is *valid* when its median is finite and > 0, the lower end of its CI
+ * (where defined) is > 0, and reps_valid >= 1. A valid point is *converged* when stop_reason is
+ * converged or fixed, or rel_err <= rel_err_target (max_reps / budget). A valid point that did
+ * not converge is still ranked when its CI is disjoint from the CI of every other valid point at
+ * that size (a point without a CI counts as its median). The winner is the ranked point with the
+ * smallest median; ties go to the earlier candidate.
+ * lts_tune_invalid: 0 when *o is valid, else 1 with the reason in why (may be NULL). */
+int lts_tune_invalid(const lts_tune_obs_t *o, char *why, size_t len);
+/* 1 when *o (valid) counts as converged for rel_err_target (NaN: only converged/fixed count). */
+int lts_tune_converged(const lts_tune_obs_t *o, double rel_err_target);
 
 /* Sizes in [lo, hi) use `alg`. points: the measured sizes inside the range (provenance). */
 typedef struct lts_tune_range {
@@ -68,6 +96,8 @@ typedef struct lts_tune_opts {
     int root;                /* the root used while measuring (default 0) */
     lts_point_cb on_point;   /* also called (on rank 0 of comm) for every measured point */
     void *ud;
+    char *msg;               /* rank 0: on LTS_ENOELIGIBLE, the size and every candidate's reason */
+    size_t msglen;
 } lts_tune_opts_t;
 
 /* Collective over comm. Measures every candidate selected by alg_spec ("native,linear,binomial",
@@ -75,16 +105,26 @@ typedef struct lts_tune_opts {
  * suit the operation on comm's size, e.g. scatter: multiples of P), with mcfg's timer, timing
  * and repetition policy, at root 0. Every rank gets the same table in *out (rank 0 decides and
  * broadcasts it), to free with lts_tune_free. Returns 0, LTS_EINVAL (bad op/sizes/spec),
- * LTS_ENOTFOUND (unknown algorithm in alg_spec), LTS_ENODATA (a size where no candidate has a
- * sample), or an error of lts_coll_run; the same code on every rank. */
+ * LTS_ENOTFOUND (unknown algorithm in alg_spec), LTS_ENOELIGIBLE (a size where no candidate is
+ * eligible; opts->msg on rank 0 names it), or an error of lts_coll_run; the same code on every
+ * rank. Eligibility uses mcfg->policy.rel_err as the target and the records' statistics
+ * (lts_summarize with the policy's confidence and stop rule). */
 int lts_tune(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const size_t *sizes, size_t n,
              const lts_measure_cfg_t *mcfg, lts_tune_table_t **out);
 int lts_tune_ex(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const size_t *sizes, size_t n,
                 const lts_measure_cfg_t *mcfg, const lts_tune_opts_t *opts, lts_tune_table_t **out);
 
-/* Build a table from measured medians without MPI (what lts_tune does on rank 0):
- * median_s[c * nsizes + s] is candidate c at sizes[s] (sizes strictly increasing). timer/timing
- * are recorded as given; mpi_library and utc_time are left for the caller (lts_tune fills them). */
+/* Build a table from measured points without MPI (what lts_tune does on rank 0):
+ * obs[c * nsizes + s] is candidate c at sizes[s] (sizes strictly increasing), judged by the
+ * eligibility rule above with rel_err_target. Candidates set aside are recorded in the points'
+ * set_aside. mpi_library, utc_time, timer and timing are left for the caller (lts_tune fills
+ * them). Returns 0, LTS_EINVAL, LTS_ERANGE, LTS_ENOMEM, or LTS_ENOELIGIBLE when no candidate is
+ * eligible at some size, with msg naming the size and every candidate's reason. */
+int lts_tune_decide_obs(lts_coll_op_t op, int ranks, const lts_coll_alg_t *const *cand, size_t ncand,
+                        const size_t *sizes, size_t nsizes, const lts_tune_obs_t *obs, double rel_err_target,
+                        lts_tune_table_t **out, char *msg, size_t msglen);
+/* The same from medians alone (median_s[c * nsizes + s]): each counts as one converged point
+ * without a CI, so only rule "finite and > 0" applies; LTS_ENOELIGIBLE as above. */
 int lts_tune_decide(lts_coll_op_t op, int ranks, const lts_coll_alg_t *const *cand, size_t ncand,
                     const size_t *sizes, size_t nsizes, const double *median_s, lts_tune_table_t **out);
 

@@ -3,12 +3,15 @@ Opt_Scatter), measured by ``latscope-bench tune`` under MPI and printed as text.
 
     latscope tune --op scatter --alg native,linear,binomial --sizes 0,1K:1M:x4 --np 4 -o table.json
     latscope tune --show table.json
+    latscope tune --decide points.jsonl [-o table.json]
 
 The table file (schema ``latscope.tune/1``, docs/tune-format.md) is what a C program loads with
 ``lts_tune_load`` and dispatches through ``lts_scatter_tuned``. This module also reads tables and
 recomputes a decision from results records (``decide``), by the same rule as the C library:
-per measured size the candidate with the smallest median wins (ties: the earlier candidate),
-equal neighbours merge, and the boundary between measured sizes a < c is the smallest integer b
+per measured size the eligible candidate with the smallest median wins (ties: the earlier
+candidate; eligibility: latscope.selection — a negative, undefined or non-converged median is
+set aside and the table says why; no eligible candidate at a size is an error), equal
+neighbours merge, and the boundary between measured sizes a < c is the smallest integer b
 with b*b >= max(a, 1) * c (the geometric midpoint, rounded up)."""
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from latscope import jsonio
+from latscope.selection import no_eligible_message, screen, target_of
 from latscope.run import LaunchError, run_program
 
 SCHEMA = "latscope.tune/1"
@@ -43,6 +47,8 @@ class Range:
     hi_bytes: int | None
     alg: str
     points: list[tuple[int, dict[str, float | None]]] = field(default_factory=list)  # (size_bytes, median_s per candidate)
+    # size_bytes -> {candidate: why it was not ranked there} (latscope.selection); only sizes with any
+    set_aside: dict[int, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -83,8 +89,8 @@ class DecisionTable:
             "mpi_library": self.mpi_library, "utc_time": self.utc_time, "latscope_version": self.version,
             "candidates": list(self.candidates),
             "ranges": [{"lo_bytes": r.lo_bytes, "hi_bytes": r.hi_bytes, "alg": r.alg,
-                        "points": [{"size_bytes": s, "median_s": {c: _finite(m.get(c)) for c in self.candidates}}
-                                   for s, m in r.points]} for r in self.ranges],
+                        "points": [_point_doc(s, m, r.set_aside.get(s), self.candidates) for s, m in r.points]}
+                       for r in self.ranges],
         }
 
     def save(self, path: str | Path) -> Path:
@@ -94,7 +100,7 @@ class DecisionTable:
 
     def to_text(self) -> str:
         head = (f"decision table: {self.op} on {self.ranks} ranks ({self.timing_method} timing, {self.timer} timer; "
-                f"medians in us, * = chosen)")
+                f"medians in us, * = chosen, x = set aside)")
         lines = [head, f"  {'size range (B)':24s} {'algorithm':12s} {'size (B)':>10s}"
                  + "".join(f" {c[:11]:>11s}" for c in self.candidates)]
         for r in self.ranges:
@@ -104,11 +110,26 @@ class DecisionTable:
                 line = f"  {rng if k == 0 else '':24s} {r.alg if k == 0 else '':12s}"
                 if size is not None:
                     line += f" {size:10d}"
+                    aside = r.set_aside.get(size, {})
                     for c in self.candidates:
                         v = med.get(c)
-                        line += " " + ("-".rjust(10) if v is None else f"{v * 1e6:10.3f}") + ("*" if c == r.alg else " ")
+                        line += " " + ("-".rjust(10) if v is None else f"{v * 1e6:10.3f}") + (
+                            "*" if c == r.alg else "x" if c in aside else " ")
                 lines.append(line.rstrip())
+        lines += [f"  set aside at {s} B: {c}: {why}" for s, c, why in self.set_aside()]
         return "\n".join(lines)
+
+    def set_aside(self) -> list[tuple[int, str, str]]:
+        """(size_bytes, candidate, reason) for every candidate not ranked at a measured size."""
+        return [(s, c, w) for r in self.ranges for s, _ in r.points for c, w in r.set_aside.get(s, {}).items()]
+
+
+def _point_doc(size: int, med: dict[str, float | None], aside: dict[str, str] | None,
+               cands: list[str]) -> dict[str, Any]:
+    d: dict[str, Any] = {"size_bytes": size, "median_s": {c: _finite(med.get(c)) for c in cands}}
+    if aside:   # written only where something was set aside: other tables are as before
+        d["set_aside"] = {c: aside[c] for c in cands if c in aside}
+    return d
 
 
 def _finite(v: float | None) -> float | None:
@@ -146,8 +167,10 @@ def parse_table(doc: dict, where: str = "table") -> DecisionTable:
         alg = _need(r, "alg", str, w)
         if alg not in cands:
             raise TuneError(f"{w}: alg {alg!r} is not one of the candidates {cands}")
-        pts = [(int(p["size_bytes"]), {c: p["median_s"].get(c) for c in cands}) for p in _need(r, "points", list, w)]
-        ranges.append(Range(lo, hi, alg, pts))
+        raw = _need(r, "points", list, w)
+        pts = [(int(p["size_bytes"]), {c: p["median_s"].get(c) for c in cands}) for p in raw]
+        aside = {int(p["size_bytes"]): dict(p["set_aside"]) for p in raw if p.get("set_aside")}
+        ranges.append(Range(lo, hi, alg, pts, aside))
         prev_hi = hi
     if not ranges or ranges[-1].hi_bytes is not None:
         raise TuneError(f"{where}: the ranges must end with an open range (hi_bytes null)")
@@ -177,38 +200,43 @@ def boundary(a: int, c: int) -> int:
 
 def decide(points: pd.DataFrame, op: str, ranks: int, timer: str | None = None,
            timing_method: str | None = None, mpi_library: str | None = None, utc_time: str | None = None,
-           version: str | None = None) -> DecisionTable:
-    """The decision table the C library builds from the same medians: `points` are results
-    records of one tune run (columns alg, size_bytes, median_s); candidates in order of first
-    appearance (the order they were measured in)."""
+           version: str | None = None, rel_err_target: float | None = None) -> DecisionTable:
+    """The decision table the C library builds from the same records: `points` are results
+    records of one tune run (columns alg, size_bytes, median_s, and where present reps_valid,
+    ci_lo_s, ci_hi_s, rel_err, stop_reason, negative_samples: latscope.selection's rule with
+    the run's ``rel_err_target``); candidates in order of first appearance (the order they
+    were measured in). No eligible candidate at a size: TuneError naming the size and why."""
     if points.empty:
         raise TuneError("no points to decide from")
     cands = list(dict.fromkeys(points["alg"]))
     sizes = sorted(int(s) for s in points["size_bytes"].unique())
     med: dict[tuple[str, int], float | None] = {}
+    recs: dict[int, dict[str, Any]] = {s: {} for s in sizes}
     for _, r in points.iterrows():
         v = r["median_s"]
         med[(r["alg"], int(r["size_bytes"]))] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+        recs[int(r["size_bytes"])][r["alg"]] = r
     best: list[str] = []
+    aside: dict[int, dict[str, str]] = {}
     for s in sizes:
-        win, wv = None, math.inf
-        for c in cands:
-            v = med.get((c, s))
-            if v is not None and (win is None or v < wv):
-                win, wv = c, v
-        if win is None:
-            raise TuneError(f"size {s} B: no candidate has a median")
-        best.append(win)
+        sc = screen(cands, recs[s], rel_err_target)
+        if sc.winner is None:
+            raise TuneError(no_eligible_message(f"{s} B", sc))
+        if sc.set_aside:
+            aside[s] = sc.set_aside
+        best.append(sc.winner)
     ranges: list[Range] = []
     for i, s in enumerate(sizes):
         pt = (s, {c: med.get((c, s)) for c in cands})
         if ranges and ranges[-1].alg == best[i]:
             ranges[-1].points.append(pt)
-            continue
-        lo = 0 if not ranges else boundary(sizes[i - 1], s)
-        if ranges:
-            ranges[-1].hi_bytes = lo
-        ranges.append(Range(lo, None, best[i], [pt]))
+        else:
+            lo = 0 if not ranges else boundary(sizes[i - 1], s)
+            if ranges:
+                ranges[-1].hi_bytes = lo
+            ranges.append(Range(lo, None, best[i], [pt]))
+        if s in aside:
+            ranges[-1].set_aside[s] = aside[s]
     return DecisionTable(op, ranks, cands, ranges, timer, timing_method, mpi_library, utc_time, version)
 
 
@@ -219,7 +247,7 @@ def decide_results(res: Any) -> DecisionTable:
         raise TuneError(f"{res.path}: no collective points")
     m = res.meta
     return decide(pts, str(m.get("op")), int(m.get("ranks")), (m.get("timer") or {}).get("name"), m.get("timing_method"),
-                  m.get("mpi_library"), m.get("utc_time"), m.get("version"))
+                  m.get("mpi_library"), m.get("utc_time"), m.get("version"), target_of(m))
 
 
 # ---- the command ---------------------------------------------------------------------------
@@ -240,6 +268,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", help="the table file to write (default tune_OP.json)")
     p.add_argument("--results", help="also keep the measured points (JSON Lines) in this file")
     p.add_argument("--show", metavar="TABLE", help="print an existing table file instead of measuring")
+    p.add_argument("--decide", metavar="RESULTS", help="decide the table again from the records of a tune run "
+                                                       "(--results) by the same rule, instead of measuring; -o writes it")
     g = p.add_argument_group("launching")
     g.add_argument("--np", type=int, default=None, help="ranks on this machine (default: 2)")
     g.add_argument("--launcher", help="your own launcher line, e.g. 'srun -N 4 -n 64' (replaces mpiexec -n)")
@@ -254,6 +284,19 @@ def _fail(msg: str) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.decide:
+        from latscope.results import ResultsError, load
+        try:
+            table = decide_results(load(args.decide))
+        except (TuneError, ResultsError) as e:
+            return _fail(f"{args.decide}: {e}")
+        except FileNotFoundError:
+            return _fail(f"--decide {args.decide}: no such file")
+        print(table.to_text())
+        if args.out:
+            table.save(args.out)
+            print(f"table: {args.out}")
+        return 0
     if args.show:
         try:
             print(load_table(args.show).to_text())

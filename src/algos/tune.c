@@ -36,10 +36,17 @@ static void copystr(char *dst, size_t n, const char *src) {
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
+static void point_free(lts_tune_point_t *pt, size_t ncand) {
+    free(pt->median_s);
+    if (pt->set_aside)
+        for (size_t c = 0; c < ncand; c++) free(pt->set_aside[c]);
+    free(pt->set_aside);
+}
+
 void lts_tune_free(lts_tune_table_t *t) {
     if (!t) return;
     for (size_t r = 0; r < t->nranges; r++) {
-        for (size_t p = 0; p < t->ranges[r].npoints; p++) free(t->ranges[r].points[p].median_s);
+        for (size_t p = 0; p < t->ranges[r].npoints; p++) point_free(&t->ranges[r].points[p], t->ncand);
         free(t->ranges[r].points);
     }
     free(t->ranges);
@@ -61,30 +68,137 @@ static size_t geo_boundary(size_t a, size_t c) {
     return (size_t)b;
 }
 
+/* ---- eligibility (tune.h; docs/tune-format.md "Which candidates are ranked") ------------- */
+
+int lts_tune_invalid(const lts_tune_obs_t *o, char *why, size_t len) {
+    char negs[96] = "";
+    if (o->negative > 0)
+        snprintf(negs, sizeof negs, "; %ld of %ld samples negative after the root correction", o->negative, o->reps_valid);
+    if (!isfinite(o->median_s)) { setmsg(why, len, "no median (not measured, or undefined)"); return 1; }
+    if (o->reps_valid < 1) {
+        setmsg(why, len, "no valid repetition (reps_valid 0 of %ld)", o->reps_total);
+        return 1;
+    }
+    /* root timing subtracts a measured confirmation time and never clamps (results-schema.md):
+     * an operation that does almost nothing gets medians around zero; ranking them ranks noise */
+    if (o->median_s <= 0) {
+        setmsg(why, len, "median %.3f us is not positive%s", o->median_s * 1e6, negs);
+        return 1;
+    }
+    if (isfinite(o->ci_lo_s) && o->ci_lo_s <= 0) {
+        setmsg(why, len, "median %.3f us cannot be told from zero: its CI reaches %.3f us%s", o->median_s * 1e6,
+               o->ci_lo_s * 1e6, negs);
+        return 1;
+    }
+    return 0;
+}
+
+int lts_tune_converged(const lts_tune_obs_t *o, double rel_err_target) {
+    if (o->stop_reason == LTS_STOP_CONVERGED || o->stop_reason == LTS_STOP_FIXED) return 1;
+    return isfinite(o->rel_err) && isfinite(rel_err_target) && o->rel_err <= rel_err_target;
+}
+
+static const char *stop_name(int r) { return lts_stop_reason_name((lts_stop_reason_t)r); }
+
+/* Screen the ncand points at one size (obs[c * nsizes]): the winner's index (ncand: none) and
+ * the reason for every candidate set aside (why[c], malloc'd; NULL where ranked). */
+static int screen(const lts_tune_obs_t *obs, size_t nsizes, size_t ncand, const lts_coll_alg_t *const *cand,
+                  double target, size_t *win, char **why) {
+    char buf[320];
+    int valid[LTS_TUNE_MAX_CANDIDATES], ranked[LTS_TUNE_MAX_CANDIDATES];
+    for (size_t c = 0; c < ncand; c++) {
+        why[c] = NULL;
+        valid[c] = !lts_tune_invalid(&obs[c * nsizes], buf, sizeof buf);
+        if (!valid[c] && !(why[c] = strdup(buf))) return LTS_ENOMEM;
+    }
+    for (size_t c = 0; c < ncand; c++) {
+        const lts_tune_obs_t *o = &obs[c * nsizes];
+        ranked[c] = valid[c] && lts_tune_converged(o, target);
+        if (!valid[c] || ranked[c]) continue;
+        /* not converged: ranked only when its CI is disjoint from every other valid point's */
+        int has_ci = isfinite(o->ci_lo_s) && isfinite(o->ci_hi_s);
+        char clash[224] = "it has no CI";
+        ranked[c] = has_ci;
+        for (size_t d = 0; d < ncand && ranked[c]; d++) {
+            if (d == c || !valid[d]) continue;
+            const lts_tune_obs_t *q = &obs[d * nsizes];
+            double lo = q->median_s, hi = q->median_s;
+            if (isfinite(q->ci_lo_s) && isfinite(q->ci_hi_s)) { lo = q->ci_lo_s; hi = q->ci_hi_s; }
+            if (!(o->ci_hi_s < lo || o->ci_lo_s > hi)) {
+                ranked[c] = 0;
+                snprintf(clash, sizeof clash, "its CI [%.3f us, %.3f us] overlaps %s's [%.3f us, %.3f us]",
+                         o->ci_lo_s * 1e6, o->ci_hi_s * 1e6, cand[d]->name, lo * 1e6, hi * 1e6);
+            }
+        }
+        if (ranked[c]) continue;
+        char re[32] = "-", tg[32] = "-";
+        if (isfinite(o->rel_err)) snprintf(re, sizeof re, "%.3g", o->rel_err);
+        if (isfinite(target)) snprintf(tg, sizeof tg, "%.3g", target);
+        snprintf(buf, sizeof buf, "not converged (stop %s, rel_err %s > target %s) and %s", stop_name(o->stop_reason),
+                 re, tg, clash);
+        if (!(why[c] = strdup(buf))) return LTS_ENOMEM;
+    }
+    /* the winner: smallest median among the ranked; ties go to the earlier candidate */
+    *win = ncand;
+    for (size_t c = 0; c < ncand; c++)
+        if (ranked[c] && (*win == ncand || obs[c * nsizes].median_s < obs[*win * nsizes].median_s)) *win = c;
+    return 0;
+}
+
+static void free_why(char **why, size_t n) {
+    for (size_t c = 0; c < n; c++) free(why[c]);
+}
+
 int lts_tune_decide(lts_coll_op_t op, int ranks, const lts_coll_alg_t *const *cand, size_t ncand,
                     const size_t *sizes, size_t nsizes, const double *median_s, lts_tune_table_t **out) {
     *out = NULL;
+    if (!median_s || !sizes || nsizes == 0 || ncand == 0 || ncand > LTS_TUNE_MAX_CANDIDATES) return LTS_EINVAL;
+    lts_tune_obs_t *obs = malloc(ncand * nsizes * sizeof *obs);
+    if (!obs) return LTS_ENOMEM;
+    for (size_t i = 0; i < ncand * nsizes; i++)
+        obs[i] = (lts_tune_obs_t){median_s[i], NAN, NAN, NAN, 1, 1, 0, LTS_STOP_FIXED};
+    int rc = lts_tune_decide_obs(op, ranks, cand, ncand, sizes, nsizes, obs, NAN, out, NULL, 0);
+    free(obs);
+    return rc;
+}
+
+int lts_tune_decide_obs(lts_coll_op_t op, int ranks, const lts_coll_alg_t *const *cand, size_t ncand,
+                        const size_t *sizes, size_t nsizes, const lts_tune_obs_t *obs, double rel_err_target,
+                        lts_tune_table_t **out, char *msg, size_t msglen) {
+    *out = NULL;
     if ((int)op < 0 || op >= LTS_COLL_NOPS || ranks < 1 || !cand || ncand == 0 || ncand > LTS_TUNE_MAX_CANDIDATES ||
-        !sizes || nsizes == 0 || !median_s)
+        !sizes || nsizes == 0 || !obs)
         return LTS_EINVAL;
     for (size_t c = 0; c < ncand; c++)
         if (!cand[c] || cand[c]->op != op) return LTS_EINVAL;
     for (size_t s = 1; s < nsizes; s++)
         if (sizes[s] <= sizes[s - 1]) return LTS_EINVAL;
     if (sizes[nsizes - 1] >= LTS_TUNE_OPEN) return LTS_ERANGE;
-    /* the winner per size: smallest median; ties go to the earlier candidate; NaN never wins */
+    /* the winner per size among the eligible (screen); why[s * ncand + c]: why c was set aside */
     size_t *best = malloc(nsizes * sizeof *best);
-    if (!best) return LTS_ENOMEM;
-    for (size_t s = 0; s < nsizes; s++) {
-        best[s] = ncand;
-        for (size_t c = 0; c < ncand; c++) {
-            double v = median_s[c * nsizes + s];
-            if (!isnan(v) && (best[s] == ncand || v < median_s[best[s] * nsizes + s])) best[s] = c;
+    char **why = calloc(nsizes * ncand, sizeof *why);
+    if (!best || !why) { free(best); free(why); return LTS_ENOMEM; }
+    int rc = 0;
+    for (size_t s = 0; s < nsizes && !rc; s++) {
+        rc = screen(obs + s, nsizes, ncand, cand, rel_err_target, &best[s], why + s * ncand);
+        if (!rc && best[s] == ncand) {
+            /* the error names the size and every candidate's reason */
+            setmsg(msg, msglen, "size %zu B: no eligible candidate (docs/tune-format.md, \"Which candidates are "
+                   "ranked\")", sizes[s]);
+            for (size_t c = 0; c < ncand && msg && msglen; c++) {
+                size_t k = strlen(msg);
+                if (k + 1 < msglen) snprintf(msg + k, msglen - k, "; %s: %s", cand[c]->name, why[s * ncand + c]);
+            }
+            rc = LTS_ENOELIGIBLE;
         }
-        if (best[s] == ncand) { free(best); return LTS_ENODATA; }
     }
-    lts_tune_table_t *t = calloc(1, sizeof *t);
-    if (!t) { free(best); return LTS_ENOMEM; }
+    lts_tune_table_t *t = rc ? NULL : calloc(1, sizeof *t);
+    if (!t) {
+        free_why(why, nsizes * ncand);
+        free(why);
+        free(best);
+        return rc ? rc : LTS_ENOMEM;
+    }
     t->op = op;
     t->ranks = ranks;
     t->ncand = ncand;
@@ -92,7 +206,7 @@ int lts_tune_decide(lts_coll_op_t op, int ranks, const lts_coll_alg_t *const *ca
     size_t nr = 1;
     for (size_t s = 1; s < nsizes; s++) nr += best[s] != best[s - 1];
     t->ranges = calloc(nr, sizeof *t->ranges);
-    if (!t->cand || !t->ranges) { free(best); lts_tune_free(t); return LTS_ENOMEM; }
+    if (!t->cand || !t->ranges) goto oom;
     memcpy(t->cand, cand, ncand * sizeof *cand);
     copystr(t->statistic, sizeof t->statistic, "median");
     copystr(t->version, sizeof t->version, LTS_VERSION);
@@ -106,19 +220,35 @@ int lts_tune_decide(lts_coll_op_t op, int ranks, const lts_coll_alg_t *const *ca
         R->hi = s1 == nsizes ? LTS_TUNE_OPEN : geo_boundary(sizes[s1 - 1], sizes[s1]);
         R->alg = cand[best[s0]];
         R->points = calloc(s1 - s0, sizeof *R->points);
-        if (!R->points) { free(best); lts_tune_free(t); return LTS_ENOMEM; }
+        if (!R->points) goto oom;
         for (size_t s = s0; s < s1; s++) {
             lts_tune_point_t *pt = &R->points[R->npoints++];
             pt->size_bytes = sizes[s];
             pt->median_s = malloc(ncand * sizeof *pt->median_s);
-            if (!pt->median_s) { free(best); lts_tune_free(t); return LTS_ENOMEM; }
-            for (size_t c = 0; c < ncand; c++) pt->median_s[c] = median_s[c * nsizes + s];
+            if (!pt->median_s) goto oom;
+            for (size_t c = 0; c < ncand; c++) pt->median_s[c] = obs[c * nsizes + s].median_s;
+            int any = 0;
+            for (size_t c = 0; c < ncand; c++) any |= why[s * ncand + c] != NULL;
+            if (any) {   /* the table keeps why (ownership moves to the point) */
+                if (!(pt->set_aside = calloc(ncand, sizeof *pt->set_aside))) goto oom;
+                for (size_t c = 0; c < ncand; c++) {
+                    pt->set_aside[c] = why[s * ncand + c];
+                    why[s * ncand + c] = NULL;
+                }
+            }
         }
         s0 = s1;
     }
+    free(why);
     free(best);
     *out = t;
     return LTS_OK;
+oom:
+    free_why(why, nsizes * ncand);
+    free(why);
+    free(best);
+    lts_tune_free(t);
+    return LTS_ENOMEM;
 }
 
 const lts_coll_alg_t *lts_tune_lookup(const lts_tune_table_t *t, size_t bytes) {
@@ -269,6 +399,13 @@ int lts_tune_to_json(const lts_tune_table_t *t, char **text) {
             lts_json_obj_begin(&j, "median_s");
             for (size_t c = 0; c < t->ncand; c++) lts_json_dbl(&j, t->cand[c]->name, R->points[p].median_s[c]);
             lts_json_obj_end(&j);
+            /* only where something was set aside: other tables are written as before */
+            if (R->points[p].set_aside) {
+                lts_json_obj_begin(&j, "set_aside");
+                for (size_t c = 0; c < t->ncand; c++)
+                    if (R->points[p].set_aside[c]) lts_json_str(&j, t->cand[c]->name, R->points[p].set_aside[c]);
+                lts_json_obj_end(&j);
+            }
             lts_json_obj_end(&j);
         }
         lts_json_arr_end(&j);
@@ -439,7 +576,7 @@ static int parse_tree(ld_t *l, const lts_jv_t *root, lts_tune_table_t *t) {
     t->ranges = calloc(rs->n, sizeof *t->ranges);
     if (!t->ranges) return LTS_ENOMEM;
     static const char *const rkeys[] = {"lo_bytes", "hi_bytes", "alg", "points", NULL};
-    static const char *const pkeys[] = {"size_bytes", "median_s", NULL};
+    static const char *const pkeys[] = {"size_bytes", "median_s", "set_aside", NULL};
     size_t prev_size = 0;
     int any_point = 0;
     for (size_t r = 0; r < rs->n; r++) {
@@ -508,6 +645,26 @@ static int parse_tree(ld_t *l, const lts_jv_t *root, lts_tune_table_t *t) {
                 else if (x->type == LTS_JV_NUM) pt->median_s[c] = x->num;
                 else return bad(l, x, "%s.median_s.%s must be a number (seconds) or null", what, t->cand[c]->name);
             }
+            /* optional: candidate -> why it was not ranked at this size (at least one entry) */
+            const lts_jv_t *av2 = lts_jv_get(pv, "set_aside");
+            if (av2) {
+                if (want(l, av2, LTS_JV_OBJ, 0, "set_aside")) return LTS_EINVAL;
+                if (av2->n == 0) return bad(l, av2, "%s.set_aside is empty: leave it out", what);
+                if (!(pt->set_aside = calloc(t->ncand, sizeof *pt->set_aside))) return LTS_ENOMEM;
+                for (size_t k = 0; k < av2->n; k++) {
+                    size_t c = 0;
+                    while (c < t->ncand && strcmp(t->cand[c]->name, av2->keys[k])) c++;
+                    if (c == t->ncand)
+                        return bad(l, &av2->items[k], "%s.set_aside: \"%s\" is not one of the candidates", what,
+                                   av2->keys[k]);
+                    if (av2->items[k].type != LTS_JV_STR)
+                        return bad(l, &av2->items[k], "%s.set_aside.%s must be a string (the reason)", what, av2->keys[k]);
+                    if (!strcmp(t->cand[c]->name, R->alg->name))
+                        return bad(l, &av2->items[k], "%s.set_aside: \"%s\" is the range's algorithm: a candidate "
+                                   "set aside never wins", what, av2->keys[k]);
+                    if (!(pt->set_aside[c] = strdup(av2->items[k].str))) return LTS_ENOMEM;
+                }
+            }
         }
     }
     return 0;
@@ -567,29 +724,32 @@ typedef struct collect {
     size_t ncand;
     const size_t *sizes;
     size_t nsizes;
-    double *median_s;
+    lts_tune_obs_t *obs;
+    const lts_rep_policy_t *policy;
     const lts_tune_opts_t *opts;
 } collect_t;
 
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* lts_point_cb on rank 0: keep the point's median (the statistic MPIBlib's T[j][i] holds). */
+/* lts_point_cb on rank 0: keep what selection needs of the point (the median MPIBlib's T[j][i]
+ * holds, and its CI, precision, stop reason): lts_summarize with the run's confidence and stop
+ * rule, exactly as results.c writes the record, so `decide` in Python sees the same numbers. */
 static void collect(void *ud, const lts_point_t *pt) {
     collect_t *c = ud;
     size_t a = 0, s = 0;
     while (a < c->ncand && strcmp(c->cand[a]->name, pt->alg)) a++;
     while (s < c->nsizes && c->sizes[s] != pt->bytes) s++;
-    if (a < c->ncand && s < c->nsizes && pt->m->n > 0) {
-        double *x = malloc(pt->m->n * sizeof *x);
-        if (x) {
-            memcpy(x, pt->m->samples, pt->m->n * sizeof *x);
-            qsort(x, pt->m->n, sizeof *x, cmp_dbl);
-            c->median_s[a * c->nsizes + s] = lts_quantile_sorted(x, pt->m->n, 0.5);
-            free(x);
+    if (a < c->ncand && s < c->nsizes) {
+        lts_tune_obs_t *o = &c->obs[a * c->nsizes + s];
+        lts_summary_t sm;
+        if (pt->m->n > 0 && lts_summarize(pt->m->samples, pt->m->n, c->policy->confidence, c->policy->rule, &sm) == 0) {
+            o->median_s = sm.median;
+            o->ci_lo_s = sm.ci_lo;
+            o->ci_hi_s = sm.ci_hi;
+            o->rel_err = sm.rel_err;
         }
+        o->reps_valid = (long)pt->m->n;
+        o->reps_total = pt->m->reps_total;
+        o->negative = pt->m->negative;
+        o->stop_reason = pt->m->stop_reason;
     }
     if (c->opts && c->opts->on_point) c->opts->on_point(c->opts->ud, pt);
 }
@@ -626,7 +786,7 @@ int lts_tune_ex(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const siz
     if (rc) return rc;
     if (ncand == 0 || ncand > LTS_TUNE_MAX_CANDIDATES) { free(cand); return ncand ? LTS_ERANGE : LTS_EINVAL; }
     size_t *sz = malloc(n * sizeof *sz);
-    double *med = malloc(ncand * n * sizeof *med);
+    lts_tune_obs_t *med = malloc(ncand * n * sizeof *med);
     /* a local failure in a collective context: the other ranks would wait forever (DESIGN.md) */
     if (!sz || !med) MPI_Abort(comm, 1);
     memcpy(sz, sizes, n * sizeof *sz);
@@ -636,9 +796,9 @@ int lts_tune_ex(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const siz
         if (ns == 0 || sz[i] != sz[ns - 1]) sz[ns++] = sz[i];
     for (size_t i = 0; i < ns; i++)
         if (!lts_coll_size_ok(op, sz[i], P) || sz[i] > (size_t)0x7fffffff) { free(sz); free(med); free(cand); return LTS_EINVAL; }
-    for (size_t i = 0; i < ncand * ns; i++) med[i] = NAN;
+    for (size_t i = 0; i < ncand * ns; i++) med[i] = (lts_tune_obs_t){NAN, NAN, NAN, NAN, 0, 0, 0, 0};
 
-    collect_t col = {cand, ncand, sz, ns, med, opts};
+    collect_t col = {cand, ncand, sz, ns, med, &mcfg->policy, opts};
     lts_coll_cfg_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.op = op;
@@ -662,7 +822,8 @@ int lts_tune_ex(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const siz
     long long len = 0;
     if (!rc && me == 0) {
         lts_tune_table_t *t;
-        rc = lts_tune_decide(op, P, cand, ncand, sz, ns, med, &t);
+        rc = lts_tune_decide_obs(op, P, cand, ncand, sz, ns, med, mcfg->policy.rel_err, &t, opts ? opts->msg : NULL,
+                                 opts ? opts->msglen : 0);
         if (!rc) {
             copystr(t->timer, sizeof t->timer, mcfg->timer->desc->name);
             copystr(t->timing, sizeof t->timing, timing_name(mcfg->timing));

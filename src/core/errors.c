@@ -12,6 +12,7 @@ const char *lts_strerror(int code) {
     case LTS_ENOTSUP: return "not supported on this machine";
     case LTS_ETOOFEW: return "too few ranks";
     case LTS_ENODATA: return "no valid sample";
+    case LTS_ENOELIGIBLE: return "no eligible candidate (medians negative, undefined or not converged)";
     default: return "unknown error";
     }
 }

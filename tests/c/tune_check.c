@@ -7,6 +7,9 @@
  *   tune-check unit                 boundary rule, lookup, JSON reader edge cases (np 1)
  *   tune-check load FILE [--save OUT] [--sizes a,b,...]   load a table strictly; print
  *       "SIZE ALG" for each size; save it again. A bad file: "tune-check: error: MSG", exit 2.
+ *   tune-check decide RESULTS.jsonl   (np 1) the C decision (lts_tune_decide_obs) from the point
+ *       records of a latscope-bench tune results file, by the same fields Python's decide()
+ *       reads; prints the table's JSON. No eligible candidate: the message, exit 2.
  *
  * Prints "ok" on rank 0 and exits 0; otherwise prints what failed and exits 1 (MPI_Abort). */
 #include "latscope/latscope.h"
@@ -297,7 +300,7 @@ static int cmd_unit(void) {
     lts_tune_table_t *x = NULL;
     CHECK(lts_tune_decide(LTS_COLL_SCATTER, 4, cand, 3, s1, 1, tie, &x) == 0 && x && x->ranges[0].alg == nat, "tie");
     lts_tune_free(x);
-    CHECK(lts_tune_decide(LTS_COLL_SCATTER, 4, cand, 3, s1, 1, none, &x) == LTS_ENODATA, "no data");
+    CHECK(lts_tune_decide(LTS_COLL_SCATTER, 4, cand, 3, s1, 1, none, &x) == LTS_ENOELIGIBLE, "no data");
     size_t unsorted[] = {8, 8};
     CHECK(lts_tune_decide(LTS_COLL_SCATTER, 4, cand, 3, unsorted, 2, md, &x) == LTS_EINVAL, "sizes must increase");
     /* boundary between 0 and 1: 0 counts as 1 -> the boundary is 1 */
@@ -376,6 +379,82 @@ static int cmd_load(int argc, char **argv) {
     return 0;
 }
 
+/* ---- decide from records ------------------------------------------------------------------ */
+
+static double num_or_nan(const lts_jv_t *o, const char *k) {
+    const lts_jv_t *v = lts_jv_get(o, k);
+    return v && v->type == LTS_JV_NUM ? v->num : NAN;
+}
+
+static int cmd_decide(int argc, char **argv) {
+    if (argc != 3) { fprintf(stderr, "tune-check: error: decide needs one RESULTS file\n"); return 2; }
+    FILE *f = fopen(argv[2], "r");
+    if (!f) { fprintf(stderr, "tune-check: error: %s: cannot be read\n", argv[2]); return 2; }
+    enum { MAXP = 4096 };
+    static char line[1 << 16];
+    const lts_coll_alg_t *cand[LTS_TUNE_MAX_CANDIDATES];
+    size_t ncand = 0, nsz = 0, sizes[64], np = 0;
+    struct { size_t c, s; lts_tune_obs_t o; } *pts = calloc(MAXP, sizeof *pts);
+    double target = NAN;
+    int op = -1, ranks = 1, rc = 0;
+    char msg[4096] = "";
+    while (!rc && fgets(line, sizeof line, f)) {
+        lts_jv_t *v = NULL;
+        if (lts_jv_parse(line, strlen(line), &v, msg, sizeof msg)) { rc = 2; break; }
+        const lts_jv_t *ty = lts_jv_get(v, "type");
+        if (ty && ty->type == LTS_JV_STR && !strcmp(ty->str, "meta")) {
+            const lts_jv_t *o = lts_jv_get(v, "op"), *rp = lts_jv_get(v, "rep_policy");
+            op = o && o->type == LTS_JV_STR ? lts_coll_op_find(o->str) : -1;
+            ranks = (int)num_or_nan(v, "ranks");
+            if (rp) target = num_or_nan(rp, "rel_err_target");
+        } else if (ty && ty->type == LTS_JV_STR && !strcmp(ty->str, "point") && op >= 0 && np < MAXP) {
+            const lts_jv_t *a = lts_jv_get(v, "alg"), *st = lts_jv_get(v, "stop_reason");
+            const lts_coll_alg_t *alg = a && a->type == LTS_JV_STR ? lts_coll_find((lts_coll_op_t)op, a->str) : NULL;
+            size_t size = (size_t)num_or_nan(v, "size_bytes"), c = 0, s = 0;
+            if (!alg) { snprintf(msg, sizeof msg, "unknown algorithm in a point"); rc = 2; }
+            while (c < ncand && cand[c] != alg) c++;
+            if (!rc && c == ncand) cand[ncand++] = alg;
+            while (s < nsz && sizes[s] != size) s++;
+            if (!rc && s == nsz) sizes[nsz++] = size;
+            int stop = 0;
+            for (int r = LTS_STOP_CONVERGED; st && st->type == LTS_JV_STR && r <= LTS_STOP_FIXED; r++)
+                if (!strcmp(st->str, lts_stop_reason_name((lts_stop_reason_t)r))) stop = r;
+            double neg = num_or_nan(v, "negative_samples"), tot = num_or_nan(v, "reps_total");
+            pts[np].c = c;
+            pts[np].s = s;
+            pts[np++].o = (lts_tune_obs_t){num_or_nan(v, "median_s"), num_or_nan(v, "ci_lo_s"), num_or_nan(v, "ci_hi_s"),
+                                           num_or_nan(v, "rel_err"), (long)num_or_nan(v, "reps_valid"),
+                                           isnan(tot) ? 0 : (long)tot, isnan(neg) ? 0 : (long)neg, stop};
+        }
+        lts_jv_free(v);
+    }
+    fclose(f);
+    if (!rc && (op < 0 || !np)) { snprintf(msg, sizeof msg, "no tune points"); rc = 2; }
+    lts_tune_table_t *t = NULL;
+    if (!rc) {
+        /* sizes ascending, obs[c * nsz + s] in that order; a pair never measured: NaN */
+        size_t order[64];
+        for (size_t i = 0; i < nsz; i++) order[i] = i;
+        for (size_t i = 1; i < nsz; i++)
+            for (size_t j = i; j > 0 && sizes[order[j]] < sizes[order[j - 1]]; j--) {
+                size_t x = order[j]; order[j] = order[j - 1]; order[j - 1] = x;
+            }
+        size_t ssorted[64], rank_of[64];
+        for (size_t i = 0; i < nsz; i++) { ssorted[i] = sizes[order[i]]; rank_of[order[i]] = i; }
+        lts_tune_obs_t *obs = malloc(ncand * nsz * sizeof *obs);
+        for (size_t i = 0; i < ncand * nsz; i++) obs[i] = (lts_tune_obs_t){NAN, NAN, NAN, NAN, 0, 0, 0, 0};
+        for (size_t i = 0; i < np; i++) obs[pts[i].c * nsz + rank_of[pts[i].s]] = pts[i].o;
+        rc = lts_tune_decide_obs((lts_coll_op_t)op, ranks, cand, ncand, ssorted, nsz, obs, target, &t, msg, sizeof msg);
+        free(obs);
+        if (rc == LTS_ENOELIGIBLE) rc = 2;
+    }
+    free(pts);
+    if (rc) { fprintf(stderr, "tune-check: error: %s\n", msg); return rc == 2 ? 2 : 1; }
+    rc = lts_tune_write(t, stdout);
+    lts_tune_free(t);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -388,8 +467,15 @@ int main(int argc, char **argv) {
         cmd_unit();
     } else if (argc >= 2 && !strcmp(argv[1], "load")) {
         status = cmd_load(argc, argv);
+    } else if (argc >= 2 && !strcmp(argv[1], "decide")) {
+        status = me == 0 ? cmd_decide(argc, argv) : 0;
+        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (status == 0) {
+            MPI_Finalize();
+            return 0;
+        }
     } else {
-        if (me == 0) fprintf(stderr, "tune-check: error: usage: tune-check run [--delay-us D] | unit | load FILE [--save OUT] [--sizes LIST]\n");
+        if (me == 0) fprintf(stderr, "tune-check: error: usage: tune-check run [--delay-us D] | unit | load FILE [--save OUT] [--sizes LIST] | decide RESULTS\n");
         status = 2;
     }
     if (status == 0) {

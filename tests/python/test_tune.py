@@ -15,9 +15,13 @@ from latscope import cli
 from latscope.parts import tune as tune_part
 from latscope.report import ReportInput
 from latscope.results import load
-from latscope.tune_cli import boundary, decide, decide_results, load_table
+from latscope.run import cores
+from latscope.tune_cli import TuneError, boundary, decide, decide_results, load_table
 
 FAST = ["--min-reps", "8", "--max-reps", "8", "--warmup", "2"]
+# Root-timed runs whose table must exist: with 8 samples the median's CI is [min, max], and one
+# negative sample would set a candidate aside (latscope.selection); 30 keep it off the extremes
+ROOT_FAST = ["--min-reps", "30", "--max-reps", "30", "--warmup", "2"]
 
 
 # ---- the dispatcher under MPI --------------------------------------------------------------
@@ -159,20 +163,26 @@ def test_bench_tune_records_and_table(np_, tmp_path):
     decision from the records (the report relies on it)."""
     res, tab = tmp_path / "t.jsonl", tmp_path / "t.json"
     sizes = [0, 8 * np_, 1024 * np_, 16384 * np_]
+    # oversubscribed, root timing's subtracted confirmation time exceeds a small scatter: every
+    # candidate's 0 B median goes negative and no table can be made (exit 2, tested below with
+    # fixed records); max timing needs no correction
+    timing = "root" if np_ <= cores() else "max"
     cp = mpirun(np_, ["tune", "--op", "scatter", "--alg", "native,linear,binomial", "--sizes", ",".join(map(str, sizes)),
-                      "-o", str(res), "--table", str(tab)] + FAST)
+                      "-o", str(res), "--table", str(tab), "--timing", timing] + ROOT_FAST)
     assert cp.returncode == 0, cp.stderr
     assert "decision table: scatter on" in cp.stderr
     r = load(res)
     assert r.meta["bench"] == "tune" and r.meta["op"] == "scatter" and r.meta["ranks"] == np_
     assert [(p.alg, p.size_bytes) for p in r.points.itertuples()] == [(a, s) for a in ("native", "linear", "binomial")
                                                                       for s in sizes]
-    assert (r.points["n"] == 8).all()
+    assert (r.points["n"] == 30).all()
     t = load_table(tab)
-    assert t.ranks == np_ and t.timing_method == "root" and t.timer == "monotonic"
+    assert t.ranks == np_ and t.timing_method == timing and t.timer == "monotonic"
     assert sorted(s for rg in t.ranges for s, _ in rg.points) == sizes
     d = decide_results(r)
     assert [(x.lo_bytes, x.hi_bytes, x.alg) for x in d.ranges] == [(x.lo_bytes, x.hi_bytes, x.alg) for x in t.ranges]
+    # the same candidates set aside, for the same reasons (a negative root-timed 0 B median is common)
+    assert d.set_aside() == t.set_aside()
     for rg in t.ranges:   # the table keeps the medians of the records
         for s, med in rg.points:
             for c in t.candidates:
@@ -221,7 +231,7 @@ def test_bench_tune_bad_input(np_, tmp_path):
 def test_latscope_tune_command(tmp_path, capsys, golden):
     out, pts = tmp_path / "table.json", tmp_path / "pts.jsonl"
     rc = cli.main(["tune", "--op", "gather", "--alg", "native,binomial", "--sizes", "0,16,2048", "--np", "2",
-                   "--min-reps", "8", "--max-reps", "8", "--warmup", "2", "-o", str(out), "--results", str(pts),
+                   *ROOT_FAST, "-o", str(out), "--results", str(pts),
                    "--timeout", "120"])
     text = capsys.readouterr().out
     assert rc == 0
@@ -294,3 +304,138 @@ def test_demo_step_and_section(tmp_path):
     assert cp.returncode == 0, cp.stderr
     # no tune results: no section
     assert tune_part.section_decision(ReportInput([], {}, tmp_path)) is None
+
+
+# ---- eligibility: negative, undefined, non-converged medians never win (issue 12) -------------
+
+US = 1e-6
+
+
+def _set(rec: dict, med: float | None, lo: float | None, hi: float | None, stop: str = "converged",
+         rel_err: float | None = 0.01, n: int = 200, negative: int = 0) -> None:
+    """Overwrite a real record's statistics (the rest of the record stays as measured)."""
+    rec.update(median_s=med, ci_lo_s=lo, ci_hi_s=hi, stop_reason=stop, rel_err=rel_err, n=n, reps_valid=n,
+               reps_total=max(n, 1), negative_samples=negative)
+
+
+def _ok(rec: dict, med: float) -> None:
+    _set(rec, med, med * 0.99, med * 1.01)
+
+
+@pytest.fixture(scope="module")
+def tune_records(tmp_path_factory) -> list[dict]:
+    """The records of a real latscope-bench tune run (np 2): meta + 3 candidates x 4 sizes."""
+    f = tmp_path_factory.mktemp("elig") / "real.jsonl"
+    cp = mpirun(2, ["tune", "--op", "scatter", "--alg", "native,linear,binomial", "--sizes", "0,16,2048,65536",
+                    "-o", str(f)] + FAST)
+    assert cp.returncode == 0, cp.stderr
+    return [json.loads(x) for x in f.read_text().splitlines()]
+
+
+def _crafted(records: list[dict], no_eligible_at_16: bool = False) -> list[dict]:
+    """At each size the smallest median belongs to a candidate that must not win:
+    0 B: native's median is negative (the demo's -0.64 us at 0 B scatter, root timing);
+    16 B: native was not measured (null) and linear's CI reaches below zero;
+    2048 B: native stopped on the budget, rel_err 0.3 above the target, its CI overlapping linear's;
+    65536 B: native did not converge either but its CI lies below everyone's: it is ranked, and wins."""
+    recs = copy.deepcopy(records)
+    pts = {(r["alg"], r["size_bytes"]): r for r in recs if r.get("type") == "point"}
+    _set(pts["native", 0], -0.64 * US, -0.66 * US, -0.62 * US, negative=190)
+    _ok(pts["linear", 0], 0.58 * US)
+    _ok(pts["binomial", 0], 1.6 * US)
+    _set(pts["native", 16], None, None, None, stop="budget", rel_err=None, n=0)
+    _set(pts["linear", 16], 1.3 * US, -0.05 * US, 2.0 * US, stop="fixed", rel_err=0.8, n=30, negative=3)
+    _ok(pts["binomial", 16], 1.7 * US)
+    if no_eligible_at_16:
+        _set(pts["binomial", 16], -0.2 * US, -0.3 * US, -0.1 * US, negative=150)
+    _set(pts["native", 2048], 1.0 * US, 0.7 * US, 1.3 * US, stop="budget", rel_err=0.3, n=40)
+    _ok(pts["linear", 2048], 1.22 * US)
+    _set(pts["binomial", 2048], 1.9 * US, 1.88 * US, 1.92 * US, stop="max_reps", rel_err=0.01, n=2000)
+    _set(pts["native", 65536], 10 * US, 9.5 * US, 10.5 * US, stop="budget", rel_err=0.05, n=50)
+    _ok(pts["linear", 65536], 12 * US)
+    _ok(pts["binomial", 65536], 18 * US)
+    return recs
+
+
+def _write(path: Path, recs: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_eligibility_python_and_c_agree(tune_records, tmp_path, capsys):
+    """Python's decide and the C rule (tune-check decide: lts_tune_decide_obs on the same
+    records) pick the same winners and set aside the same candidates for the same reasons;
+    `latscope tune --decide` shows them and writes a table the C loader accepts."""
+    f = _write(tmp_path / "crafted.jsonl", _crafted(tune_records))
+    d = decide_results(load(f))
+    winners = {s: rg.alg for rg in d.ranges for s, _ in rg.points}
+    assert winners == {0: "linear", 16: "binomial", 2048: "linear", 65536: "native"}
+    aside = {(s, c): w for s, c, w in d.set_aside()}
+    assert set(aside) == {(0, "native"), (16, "native"), (16, "linear"), (2048, "native")}
+    assert aside[0, "native"] == ("median -0.640 us is not positive; 190 of 200 samples negative after the root "
+                                  "correction")
+    assert aside[16, "native"].startswith("no median")
+    assert aside[16, "linear"].startswith("median 1.300 us cannot be told from zero: its CI reaches -0.050 us")
+    assert aside[2048, "native"].startswith("not converged (stop budget, rel_err 0.3 > target 0.025) and its CI "
+                                            "[0.700 us, 1.300 us] overlaps linear's")
+    cp = mpirun(1, ["decide", str(f)], prog="tune-check")
+    assert cp.returncode == 0, cp.stderr
+    cdoc = tmp_path / "c.json"
+    cdoc.write_text(cp.stdout)
+    c = load_table(cdoc)
+    # ranges and set_aside reasons, text for text; medians as written (%.9g)
+    assert [(x.lo_bytes, x.hi_bytes, x.alg, x.set_aside) for x in c.ranges] == \
+        [(x.lo_bytes, x.hi_bytes, x.alg, x.set_aside) for x in d.ranges]
+    def meds(t):
+        return [-1.0 if v is None else v for x in t.ranges for _, m in x.points for v in m.values()]
+    assert meds(c) == pytest.approx(meds(d), rel=1e-8)
+    assert cli.main(["tune", "--decide", str(f), "-o", str(tmp_path / "py.json")]) == 0
+    text = capsys.readouterr().out
+    assert "set aside at 0 B: native: median -0.640 us is not positive" in text
+    assert "set aside at 2048 B: native: not converged" in text and "-0.640x" in text
+    assert load_table(tmp_path / "py.json").ranges == d.ranges
+    cp = mpirun(1, ["load", str(tmp_path / "py.json"), "--sizes", "0,2048,65536"], prog="tune-check")
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.split() == ["0", "linear", "2048", "linear", "65536", "native"]
+
+
+def test_eligibility_rule_units():
+    """Without the rule the smallest median wins; with it a negative median, one whose CI reaches
+    zero and a non-converged one overlapping another never do."""
+    import pandas as pd
+    from latscope.selection import screen
+    base = dict(reps_valid=100, reps_total=100, rel_err=0.01, stop_reason="converged")
+    recs = {"a": dict(base, median_s=-1e-6, ci_lo_s=-2e-6, ci_hi_s=-0.5e-6, negative_samples=80),
+            "b": dict(base, median_s=2e-6, ci_lo_s=1.9e-6, ci_hi_s=2.1e-6),
+            "c": dict(base, median_s=1.5e-6, ci_lo_s=1e-6, ci_hi_s=2.05e-6, stop_reason="budget", rel_err=0.2),
+            "d": dict(base, median_s=float("nan"), ci_lo_s=None, ci_hi_s=None)}
+    sc = screen(list(recs), recs, 0.025)
+    assert sc.winner == "b" and set(sc.set_aside) == {"a", "c", "d"}
+    recs["c"]["ci_hi_s"] = 1.8e-6   # now apart from b: ranked though not converged, and the fastest
+    assert screen(list(recs), recs, 0.025).winner == "c"
+    recs["c"]["rel_err"] = 0.02     # within the target after max_reps / budget: converged
+    recs["c"]["ci_hi_s"] = 2.05e-6
+    assert screen(list(recs), recs, 0.025).winner == "c"
+    # a frame with only medians (an older file, hand-made): the rule still refuses <= 0 and NaN
+    pts = pd.DataFrame([{"alg": "x", "size_bytes": 0, "median_s": -1e-7}, {"alg": "y", "size_bytes": 0, "median_s": 3e-6}])
+    assert decide(pts, "scatter", 2).ranges[0].alg == "y"
+
+
+def test_no_eligible_candidate_is_an_error(tune_records, tmp_path, capsys):
+    """No candidate eligible at 16 B: Python decide raises naming the size; `latscope tune
+    --decide` exits 2 naming the size and each candidate's reason; the C rule returns
+    LTS_ENOELIGIBLE (tune-check decide: exit 2, same size)."""
+    f = _write(tmp_path / "none.jsonl", _crafted(tune_records, no_eligible_at_16=True))
+    with pytest.raises(TuneError, match="size 16 B: no eligible candidate"):
+        decide_results(load(f))
+    assert cli.main(["tune", "--decide", str(f), "-o", str(tmp_path / "t.json")]) == 2
+    err = capsys.readouterr().err
+    assert "latscope tune: error:" in err and "size 16 B: no eligible candidate" in err and "Traceback" not in err
+    assert "native: no median" in err and "linear: median 1.300 us cannot be told from zero" in err
+    assert "binomial: median -0.200 us is not positive" in err
+    assert not (tmp_path / "t.json").exists()
+    cp = mpirun(1, ["decide", str(f)], prog="tune-check")
+    assert cp.returncode == 2 and "size 16 B: no eligible candidate" in cp.stderr, cp.stderr
+    assert "binomial: median -0.200 us is not positive" in cp.stderr
+    assert cli.main(["tune", "--decide", str(tmp_path / "missing.jsonl")]) == 2
+    assert "missing.jsonl" in capsys.readouterr().err
