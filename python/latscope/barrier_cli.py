@@ -41,6 +41,7 @@ from latscope.models.barrier import row_loop_time_s, row_time_s
 from latscope.loop_options import add_loop_options, loop_options
 from latscope.models.barrier_sim import SimParams, raw_latency_s, resolve_bcast
 from latscope.results import Results, ResultsError, load, noise_flag
+from latscope.selection import screen, target_of
 from latscope.run import LaunchError, run_program
 from latscope.units import fmt_time, parse_duration
 
@@ -115,8 +116,12 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
             model = resolve_bcast(bcast, mcast_s=mcast_s, hop_s=sp.hop_s, one_host=len(set(hosts)) <= 1)
         except ModelError:
             model = "p2p"
+        first = len(rows)
+        recs: dict[str, Any] = {}
+        vals: dict[str, float] = {}
         for _, r in df.iterrows():
             meas, seed_avg = measured_s(r)
+            recs[str(r["alg"])], vals[str(r["alg"])] = r, meas
             try:
                 closed = row_time_s(params, P, str(r["alg"]))
                 loop = row_loop_time_s(params, P, str(r["alg"]), dummy_s=dummy, L_raw_s=L_raw_s, post_s=post_s,
@@ -128,7 +133,18 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
                          "closed_form_rel_err": _rel(closed, meas), "bcast": model, "file": str(p),
                          # measured under load or oversubscribed (results.noise_flag): not in the headline
                          "noise": noise_flag(r)})
+        # the best barrier of this file: the eligible row with the smallest measured time
+        # (latscope.selection: negative, zero-like or non-converged times never win)
+        sc = screen(list(recs), recs, target_of(res.meta), values=vals)
+        for row in rows[first:]:
+            row["best"] = row["alg"] == sc.winner
+            row["set_aside"] = sc.set_aside.get(str(row["alg"]), "")
     return pd.DataFrame(rows)
+
+
+def best_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (file, P) the best eligible row of compare_results (none where nothing is eligible)."""
+    return df[df["best"].astype(bool)] if "best" in df else df.iloc[0:0]
 
 
 def mean_abs_rel_err(df: pd.DataFrame, column: str = "rel_err", noisy: bool | None = None) -> float:
@@ -192,6 +208,13 @@ def print_table(df: pd.DataFrame, out: Any = None) -> None:
         print(f"* measured under load or oversubscribed (docs/results-schema.md): {nn} modelled points left out "
               f"of the figures above; over them the loop simulation is off by {100 * mean_abs_rel_err(df, noisy=True):.0f}%",
               file=out)
+    if "best" in df:
+        for (f, P), g in df.groupby(["file", "P"], sort=True):
+            b = g[g["best"].astype(bool)]
+            print(f"best measured at P = {P}: " + (f"{b['alg'].iloc[0]} {fmt_time(b['measured_s'].iloc[0])}" if len(b)
+                  else "none eligible") + f" ({f})", file=out)
+            for _, r in g[g["set_aside"] != ""].iterrows():
+                print(f"  set aside at P = {P}: {r['alg']}: {r['set_aside']}", file=out)
 
 
 def main(args: argparse.Namespace) -> int:

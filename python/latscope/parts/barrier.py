@@ -124,9 +124,11 @@ def section_compare(inp) -> str | None:
 
     tab = df.assign(closed_form=df["closed_form_s"].map(t), loop=df["predicted_s"].map(t),
                     measured=df["measured_s"].map(fmt_time), err_loop=df["rel_err"].map(pc),
-                    err_closed_form=df["closed_form_rel_err"].map(pc), noise=df["noise"].fillna(""))
-    tab = tab[["alg", "P", "closed_form", "loop", "measured", "err_loop", "err_closed_form", "noise"]].sort_values(
-        ["P", "alg"])
+                    err_closed_form=df["closed_form_rel_err"].map(pc), noise=df["noise"].fillna(""),
+                    # the best measured barrier per run among the eligible (latscope.selection); why not
+                    best=df["best"].map(lambda b: "best" if b else ""), set_aside=df["set_aside"])
+    tab = tab[["alg", "P", "closed_form", "loop", "measured", "err_loop", "err_closed_form", "noise", "best",
+               "set_aside"]].sort_values(["P", "alg"])
     # points measured under load or oversubscribed (results.noise_flag) stay out of the figures
     nn = int((df["rel_err"].notna() & (df["noise"] != "")).sum())
     df = df[df["noise"] == ""]

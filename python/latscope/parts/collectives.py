@@ -11,6 +11,7 @@ import pandas as pd
 
 from latscope.parts import Step
 from latscope.report import ReportInput, _png, _table
+from latscope.selection import screen, target_of
 from latscope.units import fmt_size, fmt_time
 
 ORDER = 40
@@ -118,6 +119,8 @@ def section_algorithms(inp: ReportInput) -> str | None:
     ops = sorted(set(d["op"]))
     fig, axes = plt.subplots(1, len(ops), figsize=(6 * len(ops), 4), squeeze=False)
     rows = []
+    aside: list[str] = []
+    target = target_of(inp.results[0].meta) if inp.results else None
     for ax, op in zip(axes[0], ops):
         g = d[d["op"] == op]
         for alg, a in g.groupby("alg"):
@@ -129,10 +132,18 @@ def section_algorithms(inp: ReportInput) -> str | None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         for size, s in g.groupby("size_bytes"):
-            best = s.loc[s["median_s"].idxmin()]
-            rows.append({"op": op, "size": fmt_size(size), "fastest": best["alg"], "median": fmt_time(best["median_s"]),
-                         **{a: fmt_time(v) for a, v in zip(s["alg"], s["median_s"])}})
-    return _png(fig) + _table(pd.DataFrame(rows))
+            # the fastest among the eligible only (latscope.selection: a negative, zero-like or
+            # non-converged median never wins); the others are marked with why
+            recs = {str(r["alg"]): r for _, r in s.iterrows()}
+            sc = screen(list(recs), recs, target)
+            win = recs[sc.winner] if sc.winner else None
+            rows.append({"op": op, "size": fmt_size(size), "fastest": sc.winner or "none eligible",
+                         "median": fmt_time(win["median_s"]) if win is not None else "-",
+                         **{a: fmt_time(v) + (" ✗" if a in sc.set_aside else "") for a, v in zip(s["alg"], s["median_s"])}})
+            aside += [f"{op} {fmt_size(size)} {a}: {w}" for a, w in sc.set_aside.items()]
+    note = ("<p>✗ set aside, never the fastest (docs/tune-format.md \"Which candidates are ranked\"):</p><ul>"
+            + "".join(f"<li>{html.escape(x)}</li>" for x in aside) + "</ul>") if aside else ""
+    return _png(fig) + _table(pd.DataFrame(rows)) + note
 
 
 def section_pipeline(inp: ReportInput) -> str | None:

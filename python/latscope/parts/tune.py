@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,20 +40,28 @@ def demo_steps(quick: bool) -> list[Step]:
                         "--max-reps", reps, "--progress"], np=2)]
 
 
-def _tables(results: list[Any]) -> list[DecisionTable]:
-    out = []
+def _decisions(results: list[Any]) -> list[DecisionTable | str]:
+    """Per tune run its table, or why none can be made (a size with no eligible candidate)."""
+    out: list[DecisionTable | str] = []
     for r in results:
         if r.meta.get("bench") == "tune" and not r.points.empty:
             try:
                 out.append(decide_results(r))
-            except TuneError:
-                continue
+            except TuneError as e:
+                out.append(f"{r.meta.get('op')} ({r.path}): no table: {e}")
     return out
 
 
+def _tables(results: list[Any]) -> list[DecisionTable]:
+    return [t for t in _decisions(results) if isinstance(t, DecisionTable)]
+
+
 def after_demo(out: Path, results: list[Any], params: dict) -> None:
-    for t in _tables(results):
-        t.save(out / f"tune_{t.op}.json")
+    for t in _decisions(results):
+        if isinstance(t, DecisionTable):
+            t.save(out / f"tune_{t.op}.json")
+        else:
+            print(f"latscope: note: {t}", file=sys.stderr)
 
 
 def _us(v: float | None) -> str:
@@ -65,13 +74,17 @@ def _html_table(t: DecisionTable) -> str:
     for r in t.ranges:
         rng = f"[{r.lo_bytes}, {'∞' if r.hi_bytes is None else r.hi_bytes})"
         for k, (size, med) in enumerate(r.points):
-            cells = "".join(f"<td>{'<b>' if c == r.alg else ''}{_us(med.get(c))}{'</b>' if c == r.alg else ''}</td>"
-                            for c in t.candidates)
+            aside = r.set_aside.get(size, {})
+            cells = "".join(f"<td>{'<b>' if c == r.alg else '<s>' if c in aside else ''}{_us(med.get(c))}"
+                            f"{'</b>' if c == r.alg else '</s>' if c in aside else ''}</td>" for c in t.candidates)
             lead = (f"<td rowspan='{len(r.points)}'>{rng}</td><td rowspan='{len(r.points)}'><b>{html.escape(r.alg)}</b>"
                     "</td>") if k == 0 else ""
             rows.append(f"<tr>{lead}<td>{size}</td>{cells}</tr>")
+    notes = "".join(f"<li>{s} B, {html.escape(c)}: {html.escape(w)}</li>" for s, c, w in t.set_aside())
     return (f"<table class='t'><tr><th>size range (B)</th><th>algorithm</th><th>measured size (B)</th>{head}</tr>"
-            + "".join(rows) + "</table>")
+            + "".join(rows) + "</table>"
+            + (f"<p>Set aside (struck through; never chosen, docs/tune-format.md \"Which candidates are ranked\"):"
+               f"</p><ul>{notes}</ul>" if notes else ""))
 
 
 def _plot(t: DecisionTable) -> str:
@@ -99,14 +112,18 @@ def _plot(t: DecisionTable) -> str:
 
 
 def section_decision(inp: Any) -> str | None:
-    tables = _tables(inp.results)
+    tables = _decisions(inp.results)
     if not tables:
         return None
     parts = []
     for t in tables:
+        if not isinstance(t, DecisionTable):
+            parts.append(f"<p>{html.escape(t)}</p>")
+            continue
         parts.append(
             f"<p>{html.escape(t.op)} on {t.ranks} ranks, {html.escape(str(t.timing_method))} timing: per measured "
-            "size the candidate with the smallest median wins (seed 001 §4, Opt_Scatter); equal neighbours merge; "
+            "size the eligible candidate with the smallest median wins (seed 001 §4, Opt_Scatter; a median that is "
+            "negative, cannot be told from zero or did not converge is set aside); equal neighbours merge; "
             "boundaries at the geometric midpoint between measured sizes (docs/tune-format.md). "
             "<code>lts_scatter_tuned</code> dispatches by this table; the demo writes it as "
             f"<code>tune_{html.escape(t.op)}.json</code>.</p>")
