@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
         m.timing = LTS_TIMING_MAX;
         size_t sizes[] = {0, 64, 1024, 8192, 65536, 262144};
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) sizes[i] *= (size_t)P;
-        char why[1024] = "";
+        char why[768] = "";
         lts_tune_opts_t topt;
         memset(&topt, 0, sizeof topt);
         topt.msg = why;

@@ -104,7 +104,7 @@ static const char *stop_name(int r) { return lts_stop_reason_name((lts_stop_reas
  * the reason for every candidate set aside (why[c], malloc'd; NULL where ranked). */
 static int screen(const lts_tune_obs_t *obs, size_t nsizes, size_t ncand, const lts_coll_alg_t *const *cand,
                   double target, size_t *win, char **why) {
-    char buf[320];
+    char buf[512];
     int valid[LTS_TUNE_MAX_CANDIDATES], ranked[LTS_TUNE_MAX_CANDIDATES];
     for (size_t c = 0; c < ncand; c++) {
         why[c] = NULL;
