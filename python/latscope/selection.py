@@ -129,8 +129,9 @@ def screen(cands: Sequence[str], recs: Mapping[str, Mapping[str, Any] | None], t
             ranked.append(c)
         else:
             re = _num(r.get("rel_err"))
+            t = _num(target)   # formatted as C formats it (%.3g): the two write the same reasons
             out.set_aside[c] = (f"not converged (stop {r.get('stop_reason')}, rel_err "
-                                f"{'-' if re is None else f'{re:.3g}'} > target {target if target is not None else '-'})"
+                                f"{'-' if re is None else f'{re:.3g}'} > target {'-' if t is None else f'{t:.3g}'})"
                                 f" and {clash}")
     for c in cands:   # smallest value; ties: the earlier candidate
         if c in ranked and (out.winner is None or valid[c] < valid[out.winner]):
