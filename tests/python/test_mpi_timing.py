@@ -64,17 +64,21 @@ def test_clock_sync_recovers_offset(np_, method, tmp_path):
 @pytest.mark.parametrize("np_", [2, 4])
 @pytest.mark.parametrize("method", ["jk", "hca"])
 def test_clock_sync_recovers_drift(np_, method, tmp_path):
-    """Drift of r * 2e-3 (2000 ppm, 100 us over the 50 ms span): the drift methods keep the
+    """Drift of r * 2e-2 (2 %, 1 ms over the 50 ms span at r = 1): the drift methods keep the
     line and recover each rank's rate within 15 %; offset-only methods would leave a residual
-    that grows with time, the drift methods' residual stays small."""
+    that grows with time, the drift methods' residual stays small. The rate's error is a
+    min-RTT offset's error (up to half the fastest round trip) over the span: 2000 ppm (100 us)
+    was too little beside a CPU-bound process at np 4, where an offset 50 us off put one rank's
+    rate 25 % off; 1 ms keeps the signal well above what load does to a round trip."""
     out = tmp_path / "d.jsonl"
+    drift = 2e-2
     cp = run_env(np_, ["coll", "--op", "barrier", "--alg", "native", "--sizes", "0", "--timing", "global",
-                       "--clock-sync", method, "-o", str(out)] + FAST, {"LATSCOPE_TEST_CLOCK_SKEW": "0.01,2e-3"})
+                       "--clock-sync", method, "-o", str(out)] + FAST, {"LATSCOPE_TEST_CLOCK_SKEW": f"0.01,{drift!r}"})
     assert cp.returncode == 0, cp.stderr
     s = records(out)[2][0]
     assert s["model"] == "drift" and s["drift_rejected"] is False
     for r in range(1, np_):
-        expected = 1 / (1 + 2e-3 * r) - 1          # global = A + B local, local = (1 + rD) t + rO
+        expected = 1 / (1 + drift * r) - 1          # global = A + B local, local = (1 + rD) t + rO
         assert abs(s["drift"][r] - expected) < 0.15 * abs(expected), (r, s["drift"])
     assert s["residual_max_s"] < 100e-6
 
@@ -151,11 +155,13 @@ def test_timing_all_records(np_, tmp_path):
 
 
 def test_timing_methods_agree(tmp_path):
-    """On a 64 KiB linear bcast at np 2 (the copy dominates), root, max, global and individual
-    medians agree within 50 % + 10 us of the global one; local's average lies within its own
-    min and max."""
+    """On a 1 MiB linear bcast at np 2 (the copy dominates, about 100 us), root, max, global and
+    individual medians agree within 50 % + 10 us of the global one. Root and individual subtract
+    a correction measured apart (the confirmation, the ack) and global rests on the clock model:
+    beside a CPU-bound process these were 15-17 us off in some runs, which at 64 KiB (a 9 us copy)
+    put root at -7 us; at 1 MiB the same errors leave every method within 20 % (10 runs)."""
     out = tmp_path / "g.jsonl"
-    cp = mpirun(2, ["coll", "--op", "bcast", "--alg", "linear", "--sizes", "64K", "--timing", "all",
+    cp = mpirun(2, ["coll", "--op", "bcast", "--alg", "linear", "--sizes", "1M", "--timing", "all",
                     "--min-reps", "50", "--max-reps", "50", "-o", str(out)])
     assert cp.returncode == 0, cp.stderr
     med = {p["timing"]: p["median_s"] for p in records(out)[1]}
@@ -170,12 +176,14 @@ def test_pipelined_and_dummy_work(np_, tmp_path):
     """--pipelined runs repetitions back to back (sync none in the metadata); --dummy-work adds
     untimed work: the time of a barrier does not include it."""
     out = tmp_path / "p.jsonl"
+    dummy_s = 200e-6
     cp = mpirun(np_, ["coll", "--op", "barrier", "--alg", "native", "--sizes", "0", "--pipelined",
-                      "--timing", "local", "--dummy-work", "200us", "-o", str(out)] + FAST)
+                      "--timing", "local", "--dummy-work", f"{dummy_s * 1e6:g}us", "-o", str(out)] + FAST)
     assert cp.returncode == 0, cp.stderr
     meta, pts, _ = records(out)
     assert meta["sync"] == "none"
     p = pts[0]
     assert p["reps_valid"] == 20 and p["timing"] == "local"
-    # the barrier itself, not the 200 us of work around it (minima: robust to oversubscription)
-    assert p["min_s"] < 150e-6
+    # the barrier itself, not the work around it: a time that held the work would be at least
+    # dummy_s (minima: load only adds time, so the fastest barrier is the barrier)
+    assert p["min_s"] < 0.75 * dummy_s
