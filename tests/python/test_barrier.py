@@ -269,8 +269,8 @@ def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_pa
     assert d.loc["tree:k=4", "closed_form_rel_err"] == pytest.approx((2 * (259e-9 + 708e-9) - 1.4e-6) / 1.4e-6)
     assert d.loc["native", "predicted_s"] is None or pd.isna(d.loc["native", "predicted_s"])
     rc = cli.main(["barrier", "compare", "--params", str(params), str(res)])
-    out = capsys.readouterr().out
-    assert rc == 0
+    out, err = capsys.readouterr()
+    assert rc == 0, err   # the message says why (once seen: 2 after other tests, cause not captured)
     assert "closed form" in out and "loop" in out and "err(loop)" in out
     assert "loop simulation (the prediction compared)" in out
     rc = cli.main(["barrier", "compare", "--params", str(params), str(res), "--post=-5ns"])
@@ -282,8 +282,10 @@ def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_pa
     doc["source"]["post_s"] = 50e-9
     params.write_text(json.dumps(doc))
     rc = cli.main(["barrier", "compare", "--params", str(params), str(res), "--json"])
-    pts = {p["alg"]: p for p in json.loads(capsys.readouterr().out)["points"]}
-    assert rc == 0 and pts["dissemination"]["predicted_s"] == pytest.approx((50 + 259 + 708) * 1e-9)
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    pts = {p["alg"]: p for p in json.loads(out)["points"]}
+    assert pts["dissemination"]["predicted_s"] == pytest.approx((50 + 259 + 708) * 1e-9)
     assert pts["tree:k=4"]["predicted_s"] == pytest.approx(2 * hop)   # posted while waiting: off the path
     # the broadcast release: --bcast mcast needs the measured broadcast; with it (source.mcast_s)
     # the default (auto) takes it on one host, and a broadcast of messages across hosts
@@ -293,13 +295,17 @@ def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_pa
     params.write_text(json.dumps(doc))
     res2 = _synthetic_results(tmp_path, 2, {"tree-bcast:k=4": 1.0e-6})
     rc = cli.main(["barrier", "compare", "--params", str(params), str(res2), "--json"])
-    pt = json.loads(capsys.readouterr().out)["points"][0]
-    assert rc == 0 and pt["bcast"] == "mcast" and pt["predicted_s"] == pytest.approx(hop + 300e-9)
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    pt = json.loads(out)["points"][0]
+    assert pt["bcast"] == "mcast" and pt["predicted_s"] == pytest.approx(hop + 300e-9)
     meta_two_hosts = json.loads(res2.read_text().splitlines()[0]) | {"rank_hosts": ["a", "b"]}
     res2.write_text("\n".join([json.dumps(meta_two_hosts)] + res2.read_text().splitlines()[1:]) + "\n")
     rc = cli.main(["barrier", "compare", "--params", str(params), str(res2), "--json"])
-    pt = json.loads(capsys.readouterr().out)["points"][0]
-    assert rc == 0 and pt["bcast"] == "p2p" and pt["predicted_s"] == pytest.approx(2 * hop)
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    pt = json.loads(out)["points"][0]
+    assert pt["bcast"] == "p2p" and pt["predicted_s"] == pytest.approx(2 * hop)
 
 
 def test_predict_barrier_prints_the_loop_column_beside_the_closed_form(capsys):
