@@ -54,17 +54,19 @@ def test_pingpong_all_pairs(np_, mode, tmp_path):
 
 @pytest.mark.parametrize("np_", [2, 3, 4])
 def test_seq_and_par_agree(np_, tmp_path):
-    """Medians at np = 2 (not oversubscribed); minima when ranks share cores (medians there carry
-    scheduler ticks)."""
+    """Two launches, so minima (load only adds time; medians of two launches differed 5x beside
+    a CPU-bound process: 1.2 us and 6.6 us). At np = 2 (one pair: the same schedule) within 50 %,
+    each rank pinned to its own core (conftest.mpirun bind); when ranks share cores within 10x."""
     stats = {}
     for mode in ("seq", "par"):
         out = tmp_path / f"{mode}.jsonl"
-        cp = mpirun(np_, ["p2p", "--mode", mode, "--sizes", "8", "--min-reps", "200", "--max-reps", "200", "-o", str(out)])
+        cp = mpirun(np_, ["p2p", "--mode", mode, "--sizes", "8", "--min-reps", "200", "--max-reps", "200", "-o", str(out)],
+                    bind=np_ == 2)
         assert cp.returncode == 0, cp.stderr
         df = load(out).points
         stats[mode] = (df["median_s"].median(), df["min_s"].min())
     if np_ == 2:
-        assert stats["seq"][0] == pytest.approx(stats["par"][0], rel=0.5)
+        assert stats["seq"][1] == pytest.approx(stats["par"][1], rel=0.5)
     else:
         lo, hi = sorted((stats["seq"][1], stats["par"][1]))
         assert hi <= 10 * lo, stats
