@@ -22,14 +22,8 @@ FAST = ["--min-reps", "20", "--max-reps", "20", "--warmup", "2"]
 
 
 def available_cpus() -> int:
-    """What this process may run on; the ranks inherit it unless launch() pins them."""
+    """What the ranks may run on: they inherit this process's affinity (mpiexec binds nothing here)."""
     return len(os.sched_getaffinity(0))
-
-
-def rank_cpus(np_: int) -> int:
-    """The union of the ranks' affinity masks: launch() pins each rank to a core of its own when
-    they fit (docs/measurement.md, "Launches"), so np cores; otherwise what they inherit."""
-    return np_ if np_ <= available_cpus() else available_cpus()
 
 
 @pytest.mark.parametrize("np_", NPS)
@@ -43,11 +37,11 @@ def test_records_carry_load_and_oversubscription(np_, tmp_path):
     # one host: every rank on it; CPUs as this machine says (any machine: compared, not assumed)
     assert m["ranks_per_host"] == np_
     assert m["cpus_online"] == os.cpu_count()
-    assert m["cpus_available"] == rank_cpus(np_)
+    assert m["cpus_available"] == available_cpus()
     assert m["oversubscribed"] is (np_ > available_cpus())
     ld = m["load"]
     assert set(ld) == {"host", "load1", "load5", "load15", "runnable", "tasks", "ranks", "cpus_available"}
-    assert ld["host"] == m["hosts"][0] and ld["ranks"] == np_ and ld["cpus_available"] == rank_cpus(np_)
+    assert ld["host"] == m["hosts"][0] and ld["ranks"] == np_ and ld["cpus_available"] == available_cpus()
     assert ld["load1"] >= 0 and ld["load15"] >= 0 and 1 <= ld["runnable"] <= ld["tasks"]
     raw = [json.loads(x) for x in out.read_text().splitlines()[1:]]
     assert raw and all("load1" in r and "load_others" in r for r in raw)
