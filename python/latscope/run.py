@@ -89,12 +89,6 @@ def launch(np_: int | None, launcher: str | None = None, hostfile: str | None = 
     flavor = mpi_flavor(mpiexec)
     prefix = [mpiexec]
     over = hostfile is None and np_ > cores()
-    # One host with a core per rank: each rank pinned to a core of its own. Unpinned, the
-    # scheduler sometimes left two ranks on one core for a whole launch (minimum round trip
-    # 4 ms instead of 1 us under load): a launch state that no repetition count averages out
-    # (docs/measurement.md, "Launches").
-    if hostfile is None and not over:
-        prefix += ["--bind-to" if flavor == "openmpi" else "-bind-to", "core"]
     if over:
         warnings.append(f"oversubscribed: {np_} ranks on {cores()} cores; waiting ranks are set to yield, "
                         "and latencies include operating-system scheduling delays")

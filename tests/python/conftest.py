@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from latscope.run import cores, launch, program
+from latscope.run import cores, launch, mpi_flavor, mpiexec_path, program
 
 NPS = [1, 2, 3, 4]
 TIMEOUT = 120
@@ -16,16 +16,16 @@ TIMEOUT = 120
 
 def mpirun(np_: int, args: list[str], timeout: float = TIMEOUT, prog: str = "latscope-bench",
            bind: bool = False) -> subprocess.CompletedProcess:
-    """bind: the test needs each rank pinned to a core of its own (np <= cores), as launch() does
-    for every run that fits. For tests that compare minima of two launches: beside a CPU-bound
-    process, unpinned ranks sometimes shared one core for a whole launch, and every repetition of
-    a 2-rank exchange then waited a scheduler slice (a minimum RTT of 4 ms); pinned, the minima of
-    6 launch pairs agreed within 0.7 us."""
+    """bind: each rank pinned to a core of its own (np <= cores). For tests that compare minima of
+    two launches: beside a CPU-bound process, unpinned ranks sometimes shared one core for a
+    whole launch, and every repetition of a 2-rank exchange then waited a scheduler slice (a
+    minimum RTT of 4 ms); pinned, the minima of 6 launch pairs agreed within 0.7 us."""
     ln = launch(np_)
     prefix = ln.prefix
     if bind:
         assert np_ <= cores(), f"bind: {np_} ranks on {cores()} cores"
-        assert "core" in prefix, f"launch() no longer pins ranks: {prefix}"
+        opt = "--bind-to" if mpi_flavor(mpiexec_path()) == "openmpi" else "-bind-to"
+        prefix = prefix[:1] + [opt, "core"] + prefix[1:]
     return subprocess.run(prefix + [str(program(prog))] + args, env=ln.env, capture_output=True, text=True,
                           timeout=timeout)
 
