@@ -86,11 +86,20 @@ def test_run_at_np(np_, tables, tmp_path):
 def test_run_delays_pingpong(tables):
     """The table's delay is added (a zero table adds nothing): each launch against its own
     baseline, the same ping-pong through the PMPI_ entry points the injector does not see
-    (inject-probe's base_*); medians of two launches moved apart on a busy machine."""
+    (inject-probe's base_*). As test_inject's adds(): the 20 us busy-wait is in every iteration, so
+    the half round trip is at least 20 us and exceeds the same launch's PMPI_ baseline by at most
+    20 + 3 us; minima for the zero table. Not |median - base median - 20| <= 3: beside a CPU-bound
+    process the back-to-back PMPI_ round trip sometimes waits for a shared core while the delayed
+    one does not (16.9 us added, measured)."""
     for name, want in (("zero", 0.0), ("c20", 20.0)):
         r = probe_json(latscope("inject", "run", "--table", str(tables[name]), "--seed", "1", "--np", "2", "--",
                                 str(program("inject-probe")), "500", "20"))
-        assert r["half_rtt_median_us"] - r["base_half_rtt_median_us"] == pytest.approx(want, abs=3.0), name
+        if want == 0.0:
+            assert abs(r["half_rtt_min_us"] - r["base_half_rtt_min_us"]) < 3.0, r
+            continue
+        for key in ("half_rtt_min_us", "half_rtt_median_us"):
+            assert r[key] >= want, (key, r)
+            assert r[key] - r["base_" + key] <= want + 3.0, (key, r)
 
 
 def test_run_launcher_line_as_given(tables):
