@@ -1,4 +1,4 @@
-/* The results stream (docs/results-schema.md, schema "latscope.results/2"): JSON Lines, a
+/* The results stream (docs/results-schema.md, schema "latscope.results/3"): JSON Lines, a
  * metadata record first, then one record per measured point, each flushed when complete. */
 #ifndef LATSCOPE_RESULTS_H
 #define LATSCOPE_RESULTS_H
@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define LTS_RESULTS_SCHEMA "latscope.results/2"
+#define LTS_RESULTS_SCHEMA "latscope.results/3"
 #define LTS_VERSION "0.1.0"
 
 typedef struct lts_run_info {

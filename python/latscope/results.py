@@ -11,9 +11,10 @@ import pandas as pd
 
 from latscope.units import fmt_size, fmt_time
 
-SCHEMA = "latscope.results/2"
-# /1 files (before the load fields) still load: their load columns are unknown (NA)
-READABLE = ("latscope.results/1", SCHEMA)
+SCHEMA = "latscope.results/3"
+# /1 files (before the load fields) still load: their load columns are unknown (NA); /2 files
+# (before the metadata's "job") too: their job is unknown (None)
+READABLE = ("latscope.results/1", "latscope.results/2", SCHEMA)
 
 # "Under load" (docs/results-schema.md, Load and oversubscription): other processes took more CPU
 # than this run leaves free on rank 0's host, by at least this many CPUs, while the point ran.

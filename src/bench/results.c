@@ -36,6 +36,24 @@ static void policy_json(lts_json_t *j, const lts_rep_policy_t *p) {
     lts_json_obj_end(j);
 }
 
+/* The batch job the run belongs to (docs/results-schema.md, "job"), from the environment the
+ * launcher gave rank 0: Slurm's srun/sbatch export the job id and its node list (the older name
+ * SLURM_NODELIST where SLURM_JOB_NODELIST is missing). null outside a batch job. */
+static void job_json(lts_json_t *j) {
+    const char *id = getenv("SLURM_JOB_ID");
+    if (!id || !*id) {
+        lts_json_null(j, "job");
+        return;
+    }
+    const char *nodes = getenv("SLURM_JOB_NODELIST");
+    if (!nodes || !*nodes) nodes = getenv("SLURM_NODELIST");
+    lts_json_obj_begin(j, "job");
+    lts_json_str(j, "scheduler", "slurm");
+    lts_json_str(j, "id", id);
+    lts_json_str(j, "nodelist", nodes && *nodes ? nodes : NULL);
+    lts_json_obj_end(j);
+}
+
 int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     int P, me;
     MPI_Comm_size(comm, &P);
@@ -137,6 +155,7 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     lts_json_int(&j, "ranks", mine.ranks);
     lts_json_int(&j, "cpus_available", mine.cpus_available);
     lts_json_obj_end(&j);
+    job_json(&j);
     if (extra_fn) extra_fn(&j, 1, extra_ud);
     lts_json_obj_end(&j);
     int rc = lts_json_emit(&j, f);

@@ -33,7 +33,7 @@ def test_records_carry_load_and_oversubscription(np_, tmp_path):
     assert cp.returncode == 0, cp.stderr
     res = load(out)
     m = res.meta
-    assert m["schema"] == "latscope.results/2"
+    assert m["schema"] == "latscope.results/3"
     # one host: every rank on it; CPUs as this machine says (any machine: compared, not assumed)
     assert m["ranks_per_host"] == np_
     assert m["cpus_online"] == os.cpu_count()

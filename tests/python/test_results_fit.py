@@ -32,7 +32,7 @@ def test_live_run_matches_golden_schema(golden, tmp_path):
     out = tmp_path / "live.jsonl"
     cp = mpirun(2, ["p2p", "--sizes", "0,8", "--min-reps", "5", "--max-reps", "5", "-o", str(out)])
     assert cp.returncode == 0, cp.stderr
-    assert _keys(out) == _keys(golden / "results_p2p_v2.jsonl")
+    assert _keys(out) == _keys(golden / "results_p2p_v3.jsonl")
 
 
 def test_loader_errors(tmp_path):
