@@ -5,9 +5,9 @@
  * (measurement, size), op = o_s | o_r | rtt | g | g_nb | g_r | rtt_train; the trains' records
  * (g, g_nb, g_r, rtt_train: back-to-back streams, what a processor that keeps sending or receiving
  * pays per message) carry the train length as window and time per message as the value; post
- * (time in MPI_Irecv, nothing to match), flag (one-way shared-memory flag latency) and mcast
- * (out by MPI_Bcast, back by a message) are what barrier releases cost beyond LogP, measured at the
- * smallest size only, flag only for a pair on one node.
+ * (time in MPI_Irecv, nothing to match), poll (a receive by MPI_Iprobe then MPI_Recv), flag
+ * (one-way shared-memory flag latency) and mcast (out by MPI_Bcast, back by a message) are what
+ * barriers cost beyond LogP, measured at the smallest size only, flag only for a pair on one node.
  * `latscope fit logp` derives L = RTT/2 - o_s - o_r, G, PLogP. */
 #include "bench_cli.h"
 #include "latscope/logp.h"
@@ -24,10 +24,10 @@ static const struct option own[] = {
 static const char *HELP =
     "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
     "  --ops LIST       measurements (default all; grammar a,b,-c): o_s, o_r, rtt, g, g_nb, g_r,\n"
-    "                   rtt_train per size; post, flag, mcast at the smallest size (flag: a pair on\n"
-    "                   one node, skipped otherwise)\n"
+    "                   rtt_train per size; post, poll, flag, mcast at the smallest size (flag: a\n"
+    "                   pair on one node, skipped otherwise)\n"
     "  --train N        g, g_r: messages per train (2..1024, default 32)\n"
-    "  --delay D        o_r, g_r: wait between the partner's send(s) and the timed receive(s) (e.g.\n"
+    "  --delay D        o_r, poll, g_r: wait between the partner's send(s) and the timed receive(s) (e.g.\n"
     "                   50us; default: twice a quick RTT of the size, at least 10us; g_r adds RTT/2 per\n"
     "                   message of the train)\n"
     "  --pair I:J       the ranks (default 0:1); I's clock times everything\n"
@@ -38,7 +38,9 @@ static const char *HELP =
     "send / receive call path of these measurements (tests only).\n";
 
 /* measured once, at the smallest size: neither depends on the message size */
-static int size_independent(const char *op) { return !strcmp(op, "post") || !strcmp(op, "flag") || !strcmp(op, "mcast"); }
+static int size_independent(const char *op) {
+    return !strcmp(op, "post") || !strcmp(op, "poll") || !strcmp(op, "flag") || !strcmp(op, "mcast");
+}
 
 static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *ops_spec = "all", *pair_s = "0:1";

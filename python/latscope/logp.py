@@ -55,15 +55,18 @@ STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 # the barrier loop simulation (models/barrier_sim.py, docs/barriers.md):
 #   post  time in MPI_Irecv when nothing matching has arrived: a receive posted on the critical
 #         path (MPI_Sendrecv's exchange rounds) pays it before its message can be matched
+#   poll  time to receive a message that has arrived by polling (MPI_Iprobe until seen, then
+#         MPI_Recv): a gather that probes several communicators (linear-2net) receives so and never
+#         enters the blocking wait's yielding loop that o_r includes (MPICH: sched_yield)
 #   flag  one-way latency of a 64-bit flag in an MPI-3 shared-memory window (half a flag
 #         ping-pong): the release of the tree-shm row; only for a pair on one node
 #   mcast one-way latency of the library's MPI_Bcast on the pair: the op times out by a broadcast
 #         from the first rank and back by a pre-posted message, so mcast_s = mcast - RTT/2 (the
 #         smallest size's, the way back being a ping-pong's half): the seed's multicast exit as
 #         this MPI provides it (the *-bcast rows' release)
-# Written to the parameter file as source.post_s / flag_s / mcast_s (with their CIs under
-# source.post / flag / mcast), where `latscope barrier compare` and `predict barrier` read them.
-AUX_OPS = ("post", "flag", "mcast")
+# Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s (with their CIs under
+# source.post / poll / flag / mcast), where `latscope barrier compare` and `predict barrier` read them.
+AUX_OPS = ("post", "poll", "flag", "mcast")
 
 
 class LogPFitError(ValueError):
@@ -127,6 +130,11 @@ class LogPFit:
     def post_s(self) -> float | None:
         """Time in MPI_Irecv with nothing to match (``None`` when not measured)."""
         return self.aux["post"].value_s if "post" in self.aux else None
+
+    @property
+    def poll_s(self) -> float | None:
+        """Time to receive an arrived message by polling (``None`` when not measured)."""
+        return self.aux["poll"].value_s if "poll" in self.aux else None
 
     @property
     def flag_s(self) -> float | None:

@@ -51,7 +51,8 @@ def print_fit(f: logp.LogPFit, out: Any = None) -> None:
           file=out)
     print(f"PLogP: L = RTT(0)/2 - g(0) = {fmt_time(f.plogp_L_s)}", file=out)
     if f.aux:   # beyond LogP, for the barrier loop simulation (source.post_s / source.flag_s)
-        what = {"post": "post (MPI_Irecv, nothing to match)", "flag": "flag (shared memory, one way)",
+        what = {"post": "post (MPI_Irecv, nothing to match)", "poll": "poll (MPI_Iprobe + MPI_Recv, arrived)",
+                "flag": "flag (shared memory, one way)",
                 "mcast": "mcast (MPI_Bcast, one way)"}
         print("not in LogP: " + "  ".join(f"{what[op]} = {_ci(e)}" for op, e in f.aux.items()), file=out)
     if f.hockney:

@@ -5,7 +5,8 @@
 MODEL`` (how MPI_Bcast releases the *-bcast/*-2net rows: models.barrier_sim.BCAST_CHOICES). The
 times default to the parameter file's ``source.post_s`` / ``source.flag_s`` (``latscope-bench
 logp``'s post and flag, written by ``latscope fit logp``); the broadcast's own one-way latency
-comes from ``source.mcast_s`` (logp's mcast) and has no option: ``--bcast mcast`` needs it.
+comes from ``source.mcast_s`` (logp's mcast) and has no option: ``--bcast mcast`` needs it; so
+does a polled receive's cost, ``source.poll_s`` (logp's poll; the linear-2net gather's receives).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class LoopOptions:
     post_s: float
     flag_s: float | None
     mcast_s: float | None
-    bcast: str   # a BCAST_CHOICES name; "auto" is resolved where the hosts are known
+    bcast: str
+    poll_s: float | None = None   # None: the simulation charges o_r   # a BCAST_CHOICES name; "auto" is resolved where the hosts are known
 
 
 def add_loop_options(p: argparse.ArgumentParser, where: str, default_bcast: str) -> None:
@@ -69,4 +71,4 @@ def loop_options(args: argparse.Namespace, source: dict[str, Any] | None) -> Loo
                          "latscope-bench logp --ops mcast and fit with latscope fit logp), or choose p2p, flag or auto")
     return LoopOptions(post_s=post if post is not None else (source_seconds(source, "post_s") or 0.0),
                        flag_s=flag if flag is not None else source_seconds(source, "flag_s"),
-                       mcast_s=mcast, bcast=bcast)
+                       mcast_s=mcast, bcast=bcast, poll_s=source_seconds(source, "poll_s"))

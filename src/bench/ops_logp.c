@@ -6,6 +6,11 @@
  *        prepare (untimed), the receiver busy-waits a delay D there, so the message is in its
  *        queue before the timed MPI_Recv starts (netgauge's "delay before receiving")
  *   rtt  a ping-pong (receives pre-posted): RTT = 2 (o_s + L + o_r), so L = RTT/2 - o_s - o_r
+ *   poll time to receive a message that arrived a delay D before by polling: MPI_Iprobe until it
+ *        is seen, then MPI_Recv of the matched message (the partner sends untimed, as for o_r).
+ *        A blocking MPI_Recv may enter the library's waiting loop (MPICH: sched_yield, most of a
+ *        microsecond) before it looks; a receive that polls never does, which is how barriers
+ *        that gather over several communicators (linear-2net) receive
  *   g    a train of `window` back-to-back sends, the partner's receives pre-posted; the value is
  *        time / window (the gap: at least max(o_s, g) per message; LogGP: g + (m-1) G)
  *   g_r  the receive side of a train: the partner sends `window` messages (untimed), the
@@ -173,6 +178,18 @@ static int or_run(lts_op_ctx_t *c) {
 static void or_cancel(lts_op_ctx_t *c) {
     if (c->rank == 0) MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE);
     else if (c->req != MPI_REQUEST_NULL) MPI_Wait(&c->req, MPI_STATUS_IGNORE);
+}
+
+/* ---- poll: Iprobe until seen, then receive ---- */
+static int poll_run(lts_op_ctx_t *c) {
+    if (c->rank == 0) {
+        int got = 0, rc = MPI_SUCCESS;
+        while (!got && rc == MPI_SUCCESS) rc = MPI_Iprobe(1, TAG, c->comm, &got, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE);
+        spin(((logp_state_t *)c->state)->recv_cost_s);
+        return chk(rc);
+    }
+    return chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));   /* the send, posted in prepare */
 }
 
 /* ---- rtt ---- */
@@ -419,6 +436,9 @@ static const lts_op_desc_t logp_ops[] = {
     {.name = "rtt", .help = "round-trip time of an M-byte ping-pong (RTT/2 = o_s + L + o_r)", .group_size = 2,
      .scale = 1.0, .metric = "rtt", .init = logp_init, .run = rtt_run, .fini = logp_fini, .prepare = rtt_prepare,
      .cancel = cancel_req},
+    {.name = "poll", .help = "polling receive: MPI_Iprobe until a message that arrived a delay D before is seen, "
+     "then MPI_Recv (smallest size only)", .group_size = 2, .scale = 1.0, .metric = "poll", .init = or_init,
+     .run = poll_run, .fini = logp_fini, .prepare = or_prepare, .cancel = or_cancel},
     {.name = "rtt_train", .help = "round-trip time in a train of --train back-to-back ping-pongs (time per round "
      "trip; the stream counterpart of rtt)", .group_size = 2, .windowed = 0, .scale = 1.0, .metric = "rtt",
      .init = logp_init, .run = rttt_run, .fini = logp_fini},

@@ -217,6 +217,13 @@ def test_loop_parameters_not_measured_by_logp_enter_where_they_should():
     assert row_loop_time_s(sp, 4, "tree-bcast:k=4", bcast="mcast", mcast_s=300e-9) == pytest.approx(1700e-9)
     with pytest.raises(Exception, match="needs the broadcast's one-way latency"):
         row_loop_time_s(sp, 2, "tree-bcast:k=4", bcast="mcast")
+    # poll_s (logp's poll: MPI_Iprobe until seen, then MPI_Recv) replaces o_r in linear-2net's
+    # gather only: P = 2 is poll + hop's send and latency, then the release (a message by default)
+    assert row_loop_time_s(sp, 2, "linear-2net") == pytest.approx(1200e-9)
+    assert row_loop_time_s(sp, 2, "linear-2net", poll_s=100e-9) == pytest.approx(900e-9)
+    assert row_loop_time_s(sp, 2, "linear-2net", poll_s=100e-9, bcast="mcast", mcast_s=300e-9) == pytest.approx(600e-9)
+    assert row_loop_time_s(sp, 2, "linear-bcast", poll_s=100e-9) == pytest.approx(1200e-9)
+    assert row_loop_time_s(sp, 2, "linear", poll_s=100e-9) == pytest.approx(1200e-9)
 
 
 def test_auto_broadcast_model_follows_what_the_library_does():

@@ -46,12 +46,12 @@ def measure(tmp_path: Path, name: str, monkeypatch, send: float = 0.0, recv: flo
     assert cp.returncode == 0, cp.stderr
     res = load(out)
     assert res.meta["bench"] == "logp" and res.meta["window"] == 8
-    assert sorted(set(res.points["op"])) == ["flag", "g", "g_nb", "g_r", "mcast", "o_r", "o_s", "post", "rtt",
-                                             "rtt_train"]
+    assert sorted(set(res.points["op"])) == ["flag", "g", "g_nb", "g_r", "mcast", "o_r", "o_s", "poll", "post",
+                                             "rtt", "rtt_train"]
     assert set(res.points["size_bytes"]) == {0, 64, 1024, 4096}
-    # post, flag, mcast do not depend on the size: measured once, at the smallest
+    # post, poll, flag, mcast do not depend on the size: measured once, at the smallest
     once = res.points[res.points["op"].isin(logp.AUX_OPS)]
-    assert sorted(once["op"]) == ["flag", "mcast", "post"] and set(once["size_bytes"]) == {0}
+    assert sorted(once["op"]) == ["flag", "mcast", "poll", "post"] and set(once["size_bytes"]) == {0}
     assert len(res.raw) == len(res.points) and all(len(v) == 40 for v in res.raw.values())
     return res
 
@@ -95,6 +95,8 @@ def test_fit_recovers_added_send_and_receive_costs(tmp_path, monkeypatch):
         assert b.size_bytes == h.size_bytes
         assert h.o_s.value_s - b.o_s.value_s == pytest.approx(SEND_COST, abs=TOL), b.size_bytes
         assert h.o_r.value_s - b.o_r.value_s == pytest.approx(RECV_COST, abs=TOL), b.size_bytes
+        if b.size_bytes == base.rows[0].size_bytes:   # poll (smallest size only): its receive pays it too
+            assert h.size_bytes == 0 and hook.poll_s - base.poll_s == pytest.approx(RECV_COST, abs=TOL)
         # RTT/2 grows by both costs, so L = RTT/2 - o_s - o_r stays where it was
         assert h.rtt.value_s / 2 - b.rtt.value_s / 2 == pytest.approx(SEND_COST + RECV_COST, abs=TOL)
         assert h.L_s == pytest.approx(b.L_s, abs=TOL), b.size_bytes
@@ -152,17 +154,20 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     # the fit's values: the medians of the raw samples (mcast: less the ping-pong's half)
     assert f.post_s == pytest.approx(float(np.median(raw(res, "post"))), rel=1e-12) and f.post_s > 0
     assert f.flag_s == pytest.approx(float(np.median(raw(res, "flag"))), rel=1e-12) and f.flag_s > 0
+    assert f.poll_s == pytest.approx(float(np.median(raw(res, "poll"))), rel=1e-12) and f.poll_s > 0
     assert f.mcast_s == pytest.approx(float(pts.loc["mcast", "median_s"]) - rtt0 / 2)
     # how the ops of this launch compare, on minima: load lengthens the exchanges between the two
     # ranks (rtt, flag, mcast) and not a lone MPI_Irecv (post), so medians would compare unevenly
     rtt_min = raw(res, "rtt").min()
     assert 0 < raw(res, "post").min() < rtt_min     # queueing a receive is cheaper than a round trip
     assert 0 < raw(res, "flag").min() < rtt_min     # a cache line beats a message round trip
+    assert 0 < raw(res, "poll").min() < rtt_min     # the message is there: no round trip inside
     assert raw(res, "mcast").min() > rtt_min / 2    # out by a broadcast, back by a message
     pj = tmp_path / "p.json"
     f.write(pj, res.meta)
     src = json.loads(pj.read_text())["source"]
     assert src["post_s"] == f.post_s and src["flag_s"] == f.flag_s and src["mcast_s"] == f.mcast_s
+    assert src["poll_s"] == f.poll_s
     assert src["post"]["ci_lo_s"] <= src["post_s"] <= src["post"]["ci_hi_s"]
     from latscope.logp_cli import print_fit
     print_fit(f)

@@ -113,6 +113,7 @@ class SimParams:
     flag_s: float | None = None
     bcast: str = "p2p"
     mcast_s: float | None = None
+    poll_s: float | None = None     # a polled receive's cost ("pwait"); None: o_r
 
     def __post_init__(self) -> None:
         if self.bcast not in BCAST_MODELS:
@@ -128,8 +129,10 @@ class SimParams:
                 raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
         if not math.isfinite(self.L_s) or self.L_s + self.o_r_s < 0:
             raise ModelError(f"L_s = {self.L_s!r}: L + o_r (the ping-pong's RTT/2 - o_s) must be >= 0")
-        if self.flag_s is not None and not (math.isfinite(self.flag_s) and self.flag_s >= 0):
-            raise ModelError(f"flag_s = {self.flag_s!r}: must be a finite number >= 0 (seconds)")
+        for name in ("flag_s", "poll_s"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and v >= 0):
+                raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
 
     @property
     def flag_latency_s(self) -> float:
@@ -143,7 +146,8 @@ class SimParams:
     @classmethod
     def from_params(cls, params: ModelParams | MessagePoint | "SimParams", *, size_bytes: float = 0,
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
-                    bcast: str | None = None, mcast_s: float | None = None) -> "SimParams":
+                    bcast: str | None = None, mcast_s: float | None = None,
+                    poll_s: float | None = None) -> "SimParams":
         """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
         parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
         returned as it is (the keyword values then apply only where given)."""
@@ -157,6 +161,8 @@ class SimParams:
                 upd["flag_s"] = flag_s
             if mcast_s is not None:
                 upd["mcast_s"] = mcast_s
+            if poll_s is not None:
+                upd["poll_s"] = poll_s
             if bcast is not None:
                 upd["bcast"] = resolve_bcast(bcast, mcast_s=upd.get("mcast_s", params.mcast_s),
                                              hop_s=params.hop_s, one_host=True)
@@ -172,7 +178,7 @@ class SimParams:
         # "auto" here (no hosts known) assumes one host; compare_results resolves it per results file
         model = resolve_bcast(bcast, mcast_s=mcast_s, hop_s=pt.o_s_s + L + pt.o_r_s, one_host=True)
         return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=model,
-                   mcast_s=mcast_s)
+                   mcast_s=mcast_s, poll_s=poll_s)
 
 
 def raw_latency_s(source: dict[str, Any] | None) -> float | None:
@@ -192,7 +198,9 @@ def source_seconds(source: dict[str, Any] | None, key: str) -> float | None:
 # ---------------------------------------------------------------------------------------------
 # Programs: per rank, the operations of one barrier call, in the order src/algos/barrier.c
 # issues them. Ops: ("irecv", src, tag) post a receive; ("wait", n) wait for the last n posted
-# receives (MPI_Waitall: processed in arrival order); ("send", dst, tag) an eager send (MPI_Send
+# receives (MPI_Waitall: processed in arrival order); ("pwait", n) the same, each receive found by
+# polling (MPI_Iprobe, then MPI_Recv of the matched message: poll_s instead of o_r, the cost
+# latscope-bench logp's poll measures); ("send", dst, tag) an eager send (MPI_Send
 # and MPI_Isend of an empty message both complete locally on shared memory); ("flag_set", key);
 # ("flag_wait", key) / ("mcast_wait", key) released flag_s / mcast_s after the store; ("mcast", tag) one hardware multicast to every other rank (the seed's
 # exit), received with ("irecv", "mcast", tag); ("work", seconds) busy CPU time (tests, staggered
@@ -291,11 +299,12 @@ def _tree_shm(me: int, P: int, k: int) -> list[Op]:
     return ops + [("flag_set", "rel") if parent < 0 else ("flag_wait", "rel")]
 
 
-def _linear_gather(me: int, P: int) -> list[Op]:
-    # rank 0 receives P-1 arrivals in any order (MPI_ANY_SOURCE): arrival order, as a Waitall
+def _linear_gather(me: int, P: int, poll: bool = False) -> list[Op]:
+    # rank 0 receives P-1 arrivals in any order (MPI_ANY_SOURCE): arrival order, as a Waitall;
+    # poll: found by MPI_Iprobe over the two communicators of the 2net rows (src/algos/barrier.c)
     if me:
         return [("send", 0, "lin_up")]
-    return [("irecv", i, "lin_up") for i in range(1, P)] + ([("wait", P - 1)] if P > 1 else [])
+    return [("irecv", i, "lin_up") for i in range(1, P)] + ([("pwait" if poll else "wait", P - 1)] if P > 1 else [])
 
 
 def _linear(me: int, P: int, k: int) -> list[Op]:
@@ -306,6 +315,10 @@ def _linear(me: int, P: int, k: int) -> list[Op]:
 
 def _linear_bcast(me: int, P: int, k: int) -> list[Op]:
     return _linear_gather(me, P) + [("bcast", "bcast")]
+
+
+def _linear_2net(me: int, P: int, k: int) -> list[Op]:
+    return _linear_gather(me, P, poll=True) + [("bcast", "bcast")]
 
 
 def _binomial(me: int, P: int, k: int) -> list[Op]:
@@ -366,7 +379,7 @@ SIM_ROWS: dict[str, Program | None] = {
     "binomial": _binomial,
     "linear": _linear,
     "linear-bcast": _linear_bcast,
-    "linear-2net": _linear_bcast,    # the Iprobe polling over two communicators is not modelled
+    "linear-2net": _linear_2net,     # gather by MPI_Iprobe polling over two communicators
     "tournament": _tournament,
     "native": None,
     "shm": None,                     # shared-memory counter + release word: no messages, no LogP schedule
@@ -505,8 +518,9 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     for q in range(P):
                         if q != r:
                             sends[("mcast", op[1], q)].append(cpu[r])
-                elif kind == "wait":
+                elif kind in ("wait", "pwait"):
                     n = op[1]
+                    o_r = p.o_r_s if kind == "wait" or p.poll_s is None else p.poll_s
                     reqs = pending[r][-n:]
                     arr = [ready(c, i) for c, i in reqs]
                     if any(a is None for a in arr):
@@ -515,7 +529,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     for a in sorted(arr):       # type: ignore[type-var]
                         start = max(cpu[r], a, last_recv[r] + p.g_s)
                         last_recv[r] = start
-                        cpu[r] = start + p.o_r_s
+                        cpu[r] = start + o_r
                 elif kind == "work":
                     cpu[r] += op[1]
                 elif kind == "flag_set":
@@ -558,7 +572,8 @@ def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s:
 
 def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row: str, *, dummy_s: float = 30e-6,
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
-                    bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0) -> float | None:
+                    bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0,
+                    poll_s: float | None = None) -> float | None:
     """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
     over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``."""
     P = require_int_at_least("P (processes)", P, 1)
@@ -566,5 +581,5 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
     if prog is None:
         return None
     sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
-                               bcast=bcast, mcast_s=mcast_s)
+                               bcast=bcast, mcast_s=mcast_s, poll_s=poll_s)
     return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s

@@ -77,7 +77,7 @@ def section_logp(inp) -> str | None:
             + (f"; Hockney α = {fmt_time(f.hockney.alpha_s)}, β = {f.hockney.beta_s_per_byte * 1e9:.3g} ns/B"
                if f.hockney else "")
             + "".join(f"; {op} = {ci(e)}" for op, e in f.aux.items())
-            + ". Medians per size with their CIs (order statistics); post, flag and mcast (= mcast − RTT/2) beyond "
+            + ". Medians per size with their CIs (order statistics); post, poll, flag and mcast (= mcast − RTT/2) beyond "
             "LogP, for the barrier loop simulation.</p>")
     notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in f.notes)
     return head + pd.DataFrame(rows).to_html(index=False, border=0, classes="t") + notes
@@ -90,7 +90,7 @@ def section_compare(inp) -> str | None:
     try:
         params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
         df = compare_results(params, inp.results, L_raw_s=f.L_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
-                             mcast_s=f.mcast_s)
+                             mcast_s=f.mcast_s, poll_s=f.poll_s)
     except ModelError:
         return None
     if df.empty:
