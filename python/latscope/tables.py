@@ -439,19 +439,125 @@ def empirical(samples_s: np.ndarray, seed: int = 1, source: str | None = None) -
     return DelayTable(_permute(ns, seed), "empirical", params, f"latscope {_version()} seed={seed}")
 
 
+# ---------------------------------------------------------------- §5.3: the lognormal fit
+
+FIT_UNIT_S = 1e-6  # the fit runs in microseconds (docs/delay-table.md, "The lognormal fit")
+FIT_MIN_SAMPLES = 20
+SHAPE_MIN = 0.05  # below: a normal seen through a lognormal whose loc ran off towards -inf
+TAIL_MAX = 100.0  # the fit's 99.988 % quantile may exceed the largest sample at most this many times
+# The profile-likelihood check scans loc = min(x) - d with d/w on this geometric grid, w = median - min
+_GRID = np.geomspace(1e-7, 1e4, 100)
+
+
+class FitError(TableError):
+    """A lognormal fit that is degenerate or did not converge: the message says which and why."""
+
+
+@dataclass(frozen=True)
+class LognormFit:
+    """Three-parameter lognormal (scipy's lognorm: shape sigma, loc, scale e^mu) fitted to samples."""
+
+    shape: float
+    loc_s: float
+    scale_s: float
+    n: int
+    ks_distance: float  # Kolmogorov-Smirnov statistic of the samples against the fit
+    loglik_us: float  # log-likelihood of the samples in microseconds (the unit the fit ran in)
+
+    def mean_s(self) -> float:
+        return self.loc_s + self.scale_s * math.exp(self.shape ** 2 / 2)
+
+    def sd_s(self) -> float:
+        s2 = self.shape ** 2
+        return self.scale_s * math.sqrt(math.exp(s2) * math.expm1(s2))
+
+    def frozen(self) -> Any:
+        return stats.lognorm(self.shape, loc=self.loc_s, scale=self.scale_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"distribution": "lognormal", "shape": self.shape, "loc_s": self.loc_s,
+                "scale_s": self.scale_s, "mean_s": self.mean_s(), "sd_s": self.sd_s(), "n": self.n,
+                "ks_distance": self.ks_distance, "loglik_us": self.loglik_us,
+                "method": "scipy.stats.lognorm.fit (MLE) in microseconds, checked on the profile likelihood"}
+
+
+def _profile_loglik(x: np.ndarray, loc: float) -> float:
+    """The log-likelihood maximised over shape and scale at a fixed loc: with y = ln(x - loc),
+    sigma = sd(y) and mu = mean(y) (closed form), so l(loc) = -n ln(sigma) - sum(y) - n/2 (1 + ln 2pi)."""
+    y = np.log(x - loc)
+    sd = float(y.std())
+    if sd <= 0:
+        return -math.inf
+    return float(-y.size * math.log(sd) - y.sum() - y.size / 2 * (1 + math.log(2 * math.pi)))
+
+
+def fit_lognormal(samples_s: np.ndarray) -> LognormFit:
+    """Seed 004 §5.3: shape, loc and scale of a lognormal by maximum likelihood (scipy.stats.lognorm.fit),
+    made robust (docs/delay-table.md, "The lognormal fit"):
+    - in microseconds: scipy solves dl/dloc = 0 (Cohen & Whitten 1980, eq. 3.1) from a bracket that
+      starts 1 unit below the minimum; in seconds that bracket is 10^5 spreads wide and the root it
+      finds is a far, near-normal one (loc -8 s, shape 3e-7 for a loc 2 us, shape 0.5 sample);
+    - checked against the profile likelihood on a grid of loc: scipy's answer must be the highest
+      interior maximum, else the grid's best, refined, is taken (loc fixed: scipy's closed form);
+    - degenerate fits raise FitError: no interior maximum (loc -> -inf, shape -> 0: the sample is
+      near-normal), loc at the sample minimum (the likelihood is unbounded there), a tail far beyond
+      the data, or numbers that are not finite."""
+    s = np.asarray(samples_s, dtype=float)
+    if s.size < FIT_MIN_SAMPLES or np.unique(s).size < 3:
+        raise FitError(f"fit: {s.size} samples, {np.unique(s).size} distinct; a lognormal fit needs at least "
+                       f"{FIT_MIN_SAMPLES} samples and 3 distinct values")
+    x = s / FIT_UNIT_S
+    xmin, med = float(x.min()), float(np.median(x))
+    w = med - xmin if med > xmin else float(x.std())
+    ds = _GRID * w
+    ll = np.array([_profile_loglik(x, xmin - d) for d in ds])
+    # interior local maxima of the profile (the boundary d -> 0 always goes to +inf eventually)
+    peaks = [i for i in range(1, ds.size - 1) if ll[i] >= ll[i - 1] and ll[i] >= ll[i + 1]]
+    if not peaks:
+        if int(np.argmax(ll)) == ds.size - 1:
+            raise FitError("fit: degenerate lognormal: the likelihood keeps growing as loc -> -inf (shape -> 0): "
+                           "the sample is near-normal, not skewed like a lognormal; use a normal or empirical table")
+        raise FitError("fit: degenerate lognormal: the likelihood has no maximum below the sample minimum "
+                       "(loc -> min, unbounded); use an empirical table")
+    best = max(peaks, key=lambda i: ll[i])
+    shape, loc, scale = (float(v) for v in stats.lognorm.fit(x))
+    ll_scipy = -float(stats.lognorm.nnlf((shape, loc, scale), x)) if loc < xmin else -math.inf
+    if not (math.isfinite(ll_scipy) and 0 < xmin - loc < ds[-1] and ll_scipy >= ll[best] - 1e-6 * abs(ll[best])):
+        # scipy stopped elsewhere (another root, or its fallback): refine the grid's best peak
+        r = optimize.minimize_scalar(lambda t: -_profile_loglik(x, xmin - math.exp(t)),
+                                     bounds=(math.log(ds[best - 1]), math.log(ds[best + 1])), method="bounded",
+                                     options={"xatol": 1e-10})
+        if not r.success:
+            raise FitError(f"fit: the likelihood maximisation did not converge ({r.message})")
+        shape, loc, scale = (float(v) for v in stats.lognorm.fit(x, floc=xmin - math.exp(float(r.x))))
+    if not all(math.isfinite(v) for v in (shape, loc, scale)) or scale <= 0:
+        raise FitError(f"fit: did not converge (shape {shape:g}, loc {loc:g} us, scale {scale:g} us)")
+    if shape < SHAPE_MIN:
+        raise FitError(f"fit: degenerate lognormal: shape {shape:.3g} < {SHAPE_MIN} with loc {loc:.6g} us far below "
+                       f"the sample minimum {xmin:.6g} us: the sample is near-normal; use a normal or empirical table")
+    if xmin - loc < 1e-6 * w:
+        raise FitError(f"fit: degenerate lognormal: loc {loc:.9g} us sits on the sample minimum, where the "
+                       "likelihood is unbounded; use an empirical table")
+    top = float(stats.lognorm.ppf(QUANTILES[-1], shape, loc=loc, scale=scale))
+    if top > TAIL_MAX * float(x.max()):
+        raise FitError(f"fit: degenerate lognormal: its {100 * QUANTILES[-1]:.3f}% quantile is {top:.4g} us, "
+                       f"{top / x.max():.3g} times the largest sample ({x.max():.4g} us); use an empirical table")
+    ks = float(stats.kstest(x, "lognorm", args=(shape, loc, scale)).statistic)
+    ll_fit = -float(stats.lognorm.nnlf((shape, loc, scale), x))
+    return LognormFit(shape, loc * FIT_UNIT_S, scale * FIT_UNIT_S, int(s.size), ks, ll_fit)
+
+
 # ---------------------------------------------------------------- §5.3: the fitted set
 
 FIT_FRACTIONS = (0.25, 0.50, 0.75)
+MEAN_TOL = 0.005  # every table of the set keeps the target mean to 0.5 % (in practice to 1 ns)
 
 
 @dataclass
 class FitSet:
     """The five §5.3 tables: fitted lognormal, mean-matched constant, three intermediates."""
 
-    shape: float
-    loc_s: float
-    scale_s: float
-    n: int
+    fit: LognormFit
     sample_mean_s: float
     sample_sd_s: float
     target_mean_s: float
@@ -460,11 +566,26 @@ class FitSet:
     seed: int
     tables: dict[str, DelayTable]  # file name -> table
 
+    @property
+    def shape(self) -> float:
+        return self.fit.shape
+
+    @property
+    def loc_s(self) -> float:
+        return self.fit.loc_s
+
+    @property
+    def scale_s(self) -> float:
+        return self.fit.scale_s
+
+    @property
+    def n(self) -> int:
+        return self.fit.n
+
     def summary(self) -> dict[str, Any]:
         return {
-            "schema": "latscope.tables-fit/1",
-            "fit": {"distribution": "lognormal", "method": "scipy.stats.lognorm.fit (MLE)",
-                    "shape": self.shape, "loc_s": self.loc_s, "scale_s": self.scale_s},
+            "schema": "latscope.tables-fit/2",
+            "fit": self.fit.to_dict(),
             "n": self.n, "sample_mean_s": self.sample_mean_s, "sample_sd_s": self.sample_sd_s,
             "target_mean_s": self.target_mean_s, "match": self.match, "vary": self.vary, "seed": self.seed,
             "tables": [{"file": f, "distribution": t.distribution, "params": t.params, **t.summary()}
@@ -480,66 +601,68 @@ class FitSet:
         return paths + [js]
 
 
-def _lognorm_table_mean_ns(shape: float, loc: float, scale: float) -> float:
-    if shape <= 0:
-        return float(quantize(np.array([loc + scale]), "lognormal")[0])
-    return float(quantize(stats.lognorm.ppf(QUANTILES, shape, loc=loc, scale=scale), "lognormal").mean())
+def _mean_kept(dist: Any, name: str, params: dict[str, Any], target_s: float, seed: int) -> DelayTable:
+    """The table of `dist`, shifted by whole ns so that its mean is the target's: cutting the tails
+    beyond the first and last strata and rounding to ns move the mean a little (docs/delay-table.md).
+    A shift leaves the variance as it is (unless entries reach 0 and are clipped: then shift again)."""
+    what = f"{name} {_params_text(params)}"
+    base = np.asarray(dist.ppf(QUANTILES), dtype=float)
+    shift = 0.0
+    for _ in range(8):
+        ns = quantize(base + shift, what)
+        err = target_s - float(ns.mean()) * 1e-9
+        if abs(err) * 1e9 < 0.5:
+            break
+        shift += err
+    if abs(float(ns.mean()) * 1e-9 - target_s) > MEAN_TOL * target_s:
+        raise TableError(f"{what}: the table's mean {ns.mean() * 1e-9:.6g} s cannot be brought to the target "
+                         f"{target_s:.6g} s (entries clipped at 0 ns)")
+    out = dict(params)
+    if "loc_s" in out:
+        out["loc_s"] = float(out["loc_s"]) + shift
+    return DelayTable(_permute(ns, seed), name, out, f"latscope {_version()} seed={seed}")
 
 
-def _grow(f: Callable[[float], float], lo: float, hi: float, what: str) -> float:
-    """Double hi until f(hi) > 0 (f increasing), for a brentq bracket."""
-    for _ in range(200):
-        if f(hi) > 0:
-            return hi
-        lo, hi = hi, hi * 2
-    raise TableError(f"fit: cannot bracket the {what} that matches the mean")
-
-
-def fit_tables(samples_s: np.ndarray, seed: int = 1, match: str = "fitted", vary: str = "shape",
+def fit_tables(samples_s: np.ndarray, seed: int = 1, match: str = "observed", vary: str = "variance",
                fractions: Sequence[float] = FIT_FRACTIONS) -> FitSet:
-    """Seed 004 §5.3. Fit a 3-parameter lognormal (shape, loc, scale) by scipy; the target mean is the
-    fitted table's own mean (match='fitted', so all five tables inject the same mean) or the sample
-    mean ('observed'). Intermediates: vary='shape' sets sigma to f*sigma_fit and bisects (brentq) the
-    scale so the *table* mean hits the target: their sd lies between 0 (constant) and the fit's.
-    vary='scale' is the paper's literal wording (scale f*scale_fit, bisect the shape), which gives
-    a larger shape, hence *more* variance than the fit: kept to reproduce the paper."""
+    """Seed 004 §5.3: five tables of one mean m (the sample mean, or the fit's with match='fitted').
+    The fit (fit_lognormal) is moved to mean m by a shift of loc: loc* = m - scale e^(shape^2/2),
+    shape and scale (hence the variance V) as fitted. vary='variance': the table for fraction f
+    has variance f V by moment matching within the lognormal family with loc*:
+        shape_f^2 = ln(1 + f (e^(shape^2) - 1)),  scale_f = (m - loc*) e^(-shape_f^2 / 2),
+    so f = 1 is the (shifted) fit and f = 0 the constant m. vary='scale' is the paper's literal
+    wording: scale_f = f scale and shape_f^2 = 2 ln((m - loc*) / scale_f), more variance than the fit."""
     s = np.asarray(samples_s, dtype=float)
-    if vary not in ("shape", "scale"):
-        raise TableError(f"--vary {vary!r}: use shape or scale")
+    if vary not in ("variance", "scale"):
+        raise TableError(f"--vary {vary!r}: use variance or scale")
     if match not in ("fitted", "observed"):
-        raise TableError(f"--match {match!r}: use fitted or observed")
-    if s.size < 3 or np.ptp(s) == 0:
-        raise TableError(f"fit: {s.size} samples with spread {np.ptp(s):g} s; need at least 3 distinct samples")
-    shape, loc, scale = (float(x) for x in stats.lognorm.fit(s))
-    base = {"shape": shape, "loc_s": loc, "scale_s": scale}
-    fitted = from_frozen(stats.lognorm(shape, loc=loc, scale=scale), "lognormal", base, seed)
-    target_ns = fitted.delays_ns.mean() if match == "fitted" else s.mean() * 1e9
-    target_ns = float(target_ns)
-    target = target_ns * 1e-9
-    if target_ns <= max(loc * 1e9, 0.0):
-        raise TableError(f"fit: target mean {target:g} s is not above the fitted loc {loc:g} s")
-    tables: dict[str, DelayTable] = {
-        "lognormal.tbl": fitted,
-        "constant.tbl": from_frozen(_Point(target), "constant", {"mean_s": target}, seed),
-    }
+        raise TableError(f"--match {match!r}: use observed or fitted")
     for frac in fractions:
         if not 0 < frac < 1:
             raise TableError(f"fraction {frac:g}: must be in (0, 1)")
-        if vary == "shape":
-            sh = frac * shape
-            g = lambda sc, sh=sh: _lognorm_table_mean_ns(sh, loc, sc) - target_ns  # noqa: E731
-            sc = optimize.brentq(g, 1e-18, _grow(g, 1e-18, max(target - loc, 1e-12), "scale"), xtol=1e-18, rtol=1e-12)
+    fit = fit_lognormal(s)
+    target = float(s.mean()) if match == "observed" else fit.mean_s()
+    loc = target - fit.scale_s * math.exp(fit.shape ** 2 / 2)
+    base = {"shape": fit.shape, "loc_s": loc, "scale_s": fit.scale_s, "variance_fraction": 1.0}
+    tables: dict[str, DelayTable] = {
+        "lognormal.tbl": _mean_kept(stats.lognorm(fit.shape, loc=loc, scale=fit.scale_s), "lognormal", base,
+                                    target, seed),
+        "constant.tbl": from_frozen(_Point(target), "constant", {"mean_s": target, "variance_fraction": 0.0}, seed),
+    }
+    growth = math.expm1(fit.shape ** 2)  # e^(shape^2) - 1 = V / (m - loc*)^2
+    for frac in fractions:
+        if vary == "variance":
+            sh = math.sqrt(math.log1p(frac * growth))
+            sc = (target - loc) * math.exp(-sh * sh / 2)
+            params: dict[str, Any] = {"shape": sh, "loc_s": loc, "scale_s": sc, "variance_fraction": frac}
         else:
-            sc = frac * scale
-            g = lambda x, sc=sc: _lognorm_table_mean_ns(x, loc, sc) - target_ns  # noqa: E731
-            if g(0.0) > 0:
-                raise TableError(f"fit: scale {sc:g} s already exceeds the target mean; no shape matches")
-            sh = optimize.brentq(g, 0.0, _grow(g, 0.0, max(shape, 0.1), "shape"), xtol=1e-12)
-        params = {"shape": sh, "loc_s": loc, "scale_s": sc, "of_fit": frac, "vary": vary}
-        tables[f"lognormal-{round(frac * 100)}.tbl"] = from_frozen(
-            stats.lognorm(sh, loc=loc, scale=sc), "lognormal", params, seed)
-    return FitSet(shape, loc, scale, int(s.size), float(s.mean()), float(s.std(ddof=1)), target,
-                  match, vary, seed, tables)
+            sc = frac * fit.scale_s
+            sh = math.sqrt(2 * math.log((target - loc) / sc))
+            params = {"shape": sh, "loc_s": loc, "scale_s": sc, "scale_fraction": frac}
+        params["vary"] = vary
+        tables[f"lognormal-{round(frac * 100)}.tbl"] = _mean_kept(
+            stats.lognorm(sh, loc=loc, scale=sc), "lognormal", params, target, seed)
+    return FitSet(fit, float(s.mean()), float(s.std(ddof=1)), target, match, vary, seed, tables)
 
 
 # ---------------------------------------------------------------- netem export

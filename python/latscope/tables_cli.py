@@ -43,10 +43,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     f.add_argument("--point", help="only this point's samples (results JSONL)")
     f.add_argument("-o", "--out", default="tables", help="output directory (default: tables)")
     f.add_argument("--seed", default="1", help="seed of the entry order (default 1)")
-    f.add_argument("--match", default="fitted", help="target mean: fitted (the fitted table's) or observed")
-    f.add_argument("--vary", default="shape",
-                   help="intermediates scale the fitted 'shape' (default: sd between 0 and the fit's) or "
-                        "'scale' (the paper's literal wording; sd above the fit's)")
+    f.add_argument("--match", default="observed",
+                   help="the mean every table keeps: observed (the sample mean, default) or fitted (the fit's)")
+    f.add_argument("--vary", default="variance",
+                   help="intermediates have 25/50/75 %% of the fitted 'variance' (default) or of its 'scale' "
+                        "(the paper's literal wording; sd above the fit's)")
 
     s = sub.add_parser("show", help="mean, sd and percentiles of a table")
     s.add_argument("table")
@@ -139,8 +140,9 @@ def _fit(args: argparse.Namespace) -> int:
     seed = _int(args.seed, "--seed")
     fs = T.fit_tables(T.load_samples(args.samples, _int(args.point, "--point")), seed, args.match, args.vary)
     paths = fs.write(args.out)
-    print(f"lognormal fit: shape {fs.shape:.4g}, loc {fmt_time(fs.loc_s)}, scale {fmt_time(fs.scale_s)}; "
-          f"{fs.n} samples, mean {fmt_time(fs.sample_mean_s)}; target mean {fmt_time(fs.target_mean_s)} ({fs.match})")
+    print(f"lognormal fit: shape {fs.shape:.4g}, loc {fmt_time(fs.loc_s)}, scale {fmt_time(fs.scale_s)} "
+          f"(KS distance {fs.fit.ks_distance:.3g}); {fs.n} samples, mean {fmt_time(fs.sample_mean_s)}; "
+          f"every table's mean {fmt_time(fs.target_mean_s)} ({fs.match})")
     for p in paths:
         print(p)
     return 0
