@@ -35,6 +35,11 @@ ASAN ?= yes
 ifeq ($(MPI)$(BUILD)$(ASAN),mpichbuildyes)
 ALSO_ASAN := test-asan
 endif
+# ... and the tests under a one-node Slurm brought up for them (root only; SLURM=no skips)
+SLURM ?= $(if $(filter 0,$(shell id -u)),yes,no)
+ifeq ($(MPI)$(BUILD)$(SLURM),mpichbuildyes)
+ALSO_SLURM := test-slurm
+endif
 PYTEST_FILES ?= tests/python
 ifndef MPIEXEC
 MPIEXEC := $(abspath $(VENV))/bin/mpiexec
@@ -48,7 +53,7 @@ export LATSCOPE_MPIEXEC := $(MPIEXEC)
 
 C_SOURCES := $(shell find src apps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*)
 
-.PHONY: all setup build demo test test-c test-py test-openmpi test-asan build-asan fuzz bench clean distclean
+.PHONY: all setup build demo test test-c test-py test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm
 
 all: build
 
@@ -71,7 +76,7 @@ $(BUILD_STAMP): $(STAMP) $(C_SOURCES)
 demo: build
 	$(VENV)/bin/latscope characterize --out results/demo
 
-test: test-c test-py $(ALSO_ASAN) $(ALSO_OPENMPI)
+test: test-c test-py $(ALSO_ASAN) $(ALSO_OPENMPI) $(ALSO_SLURM)
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure
@@ -88,6 +93,14 @@ PORTABILITY_TESTS := tests/python/test_inject.py tests/python/test_inject_cli.py
 	tests/python/test_barrier.py tests/python/test_logp.py
 test-openmpi:
 	$(MAKE) --no-print-directory MPI=openmpi test-c test-py PYTEST_FILES="$(PORTABILITY_TESTS)"
+
+# ---- Slurm (issue 17) -----------------------------------------------------------------------
+# tests/slurm/with-slurm.sh installs Debian's slurmctld, slurmd and munge when missing, brings up
+# a one-node Slurm (this host, 2 CPUs) in a temporary directory, runs the tests of tests/slurm
+# under it (srun with the bundled MPICH, inject run through srun, the docs' `sh slurm` blocks)
+# and takes it down again, also when interrupted (docs/slurm.md). Needs root.
+test-slurm: build
+	tests/slurm/with-slurm.sh $(VPY) -m pytest -x -q -rf tests/slurm
 
 # ---- sanitizers and fuzzing (issue 12) ----------------------------------------------------
 # build-asan/: the C parts once more, against the same MPICH, with AddressSanitizer and

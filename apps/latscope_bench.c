@@ -693,6 +693,14 @@ static void usage(void) {
     for (int i = 0; i < ncommands; i++) printf("  %s\n", commands[i].usage);
 }
 
+/* Tasks the launcher started for this job: PMI_SIZE where a PMI server told the MPI, else
+ * Slurm's count of this step's tasks; 0 when neither says. */
+static long launched_tasks(void) {
+    const char *v = getenv("PMI_SIZE");
+    if (!v || !*v) v = getenv("SLURM_STEP_NUM_TASKS");
+    return v && *v ? strtol(v, NULL, 10) : 0;
+}
+
 int main(int argc, char **argv) {
     app_t a = {0};
     MPI_Init(&argc, &argv);
@@ -701,7 +709,13 @@ int main(int argc, char **argv) {
     int status = 0;
     char names[256];
     command_names(names, sizeof names);
-    if (argc < 2) {
+    long tasks = launched_tasks();
+    if (a.P == 1 && tasks > 1) {
+        /* srun without a PMI the MPI speaks starts separate one-rank jobs that would all write
+         * the same file (docs/slurm.md); every task sees the same, so each stops alone */
+        fail(&a, "the launcher started %ld tasks, but MPI sees 1 rank in each: the MPI found no PMI "
+                 "it speaks (the bundled MPICH speaks PMI-2: srun --mpi=pmi2)", tasks);
+    } else if (argc < 2) {
         fail(&a, "missing command: %s; see latscope-bench --help", names);
     } else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         if (a.me == 0) usage();

@@ -5,6 +5,8 @@ Fenced blocks carry an info string that says what is done with them:
                use files earlier ones made); `.venv` and `build` there are links to this checkout's
   sh cluster   needs a cluster (srun, a launcher across hosts, more cores than here): every command is
                parse-checked only (latscope: its argparse parser; a C program: PROGRAM ARGS --help)
+  sh slurm     srun lines for a one-node Slurm: parse-checked here as `sh cluster`; run as written by
+               tests/slurm/test_slurm.py under the Slurm `make test-slurm` brings up
   sh make      `make -n` of the line, in the repository
   sh synopsis  a usage skeleton: not run; every `latscope A B` it names must be a real command
   anything else (text, json, c): not a command
@@ -28,7 +30,7 @@ from latscope.run import build_dir, launch
 REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))] + \
     ([REPO / "examples" / "README.md"] if (REPO / "examples" / "README.md").exists() else [])
-SH_TAGS = {"sh", "sh cluster", "sh make", "sh synopsis"}
+SH_TAGS = {"sh", "sh cluster", "sh slurm", "sh make", "sh synopsis"}
 BLOCK_TIMEOUT = 120
 LAUNCHERS = {"srun", "mpiexec", "mpirun", "sbatch"}
 
@@ -183,7 +185,7 @@ def run_synopsis(b: Block) -> None:
 def test_every_block_is_tagged():
     """A fence without an info string could hide a command from this test."""
     untagged = [str(b) for d in DOCS for b in blocks(d) if not b.tag]
-    assert not untagged, f"fenced blocks without an info string (sh, sh cluster, sh make, sh synopsis, text, ...): {untagged}"
+    assert not untagged, f"fenced blocks without an info string (sh, sh cluster, sh slurm, sh make, sh synopsis, text, ...): {untagged}"
     bad = [f"{b}: {b.tag!r}" for d in DOCS for b in blocks(d) if b.tag.startswith("sh") and b.tag not in SH_TAGS]
     assert not bad, bad
 
@@ -193,7 +195,7 @@ def test_doc_commands(doc, tmp_path, capsys):
     for b in blocks(doc):
         if b.tag == "sh":
             run_sh(b, tmp_path)
-        elif b.tag == "sh cluster":
+        elif b.tag in ("sh cluster", "sh slurm"):
             run_cluster(b, tmp_path)
         elif b.tag == "sh make":
             run_make(b)
