@@ -25,7 +25,7 @@ import numpy as np
 
 from latscope import jsonio
 from latscope import tables as T
-from latscope.run import LaunchError, build_dir, launch, mpi_flavor, mpiexec_path, program
+from latscope.run import LaunchError, build_dir, launch, missing, mpi_flavor, mpiexec_path, program
 from latscope.units import fmt_time, parse_duration
 
 EXIT_USAGE = 2
@@ -45,10 +45,10 @@ class InjectError(ValueError):
 # ---------------------------------------------------------------- shared set-up
 
 def library_path() -> Path:
-    """The injector in the build tree (LATSCOPE_BUILD_DIR, like latscope.run.program)."""
+    """The injector beside the programs (latscope.run.build_dir: the build tree or the installed package)."""
     p = build_dir() / "lib" / LIB_NAME
     if not p.exists():
-        raise LaunchError(f"{p} does not exist: build first (make build), or set LATSCOPE_BUILD_DIR")
+        raise missing(p)
     return p.resolve()
 
 

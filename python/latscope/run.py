@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# Where `pip install .` puts the C parts (pyproject.toml: wheel.install-dir), in the build tree's
+# layout: bin/latscope-bench, bin/latscope-congest, lib/liblatscope_inject.so.
+NATIVE = Path(__file__).resolve().parent / "_native"
 
 
 class LaunchError(RuntimeError):
@@ -19,14 +22,26 @@ class LaunchError(RuntimeError):
 
 
 def build_dir() -> Path:
-    return Path(os.environ.get("LATSCOPE_BUILD_DIR", REPO / "build"))
+    """LATSCOPE_BUILD_DIR if set; else the installed package's own programs (pip install .);
+    else the checkout's build/ (make build, with the package installed editable)."""
+    if os.environ.get("LATSCOPE_BUILD_DIR"):
+        return Path(os.environ["LATSCOPE_BUILD_DIR"])
+    if (NATIVE / "bin").is_dir():
+        return NATIVE
+    return REPO / "build"
+
+
+def missing(p: Path) -> LaunchError:
+    """The error for a program or library that is not where build_dir() says."""
+    how = "reinstall latscope (pip install .)" if build_dir() == NATIVE else "build first (make build)"
+    return LaunchError(f"{p} does not exist: {how}, or set LATSCOPE_BUILD_DIR")
 
 
 def program(name: str) -> Path:
     """Path of a built latscope executable (e.g. 'latscope-bench')."""
     p = build_dir() / "bin" / name
     if not p.exists():
-        raise LaunchError(f"{p} does not exist: build first (make build), or set LATSCOPE_BUILD_DIR")
+        raise missing(p)
     return p
 
 
