@@ -58,7 +58,7 @@ def meta_of(path: Path) -> dict[str, Any]:
 def check_slurm_meta(m: dict[str, Any], ranks: int) -> None:
     """One MPI job of `ranks` ranks (not `ranks` singletons), labelled with its Slurm job."""
     assert m["type"] == "meta" and m["ranks"] == ranks, m
-    assert m["rank_hosts"] == [node()] * ranks
+    assert m["rank_hosts"] == [socket.gethostname()] * ranks   # MPI_Get_processor_name
     job = m["job"]
     assert job["scheduler"] == "slurm"
     assert re.fullmatch(r"[1-9][0-9]*", job["id"]), job

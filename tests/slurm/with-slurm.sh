@@ -7,10 +7,12 @@
 # slurm.conf (this host as the one node, LTS_SLURM_CPUS CPUs, default 2; free TCP ports so a
 # system Slurm on 6817/6818 is left alone), state, spool and logs. COMMAND sees SLURM_CONF, so
 # srun/sinfo/scancel talk to this Slurm. The daemons die with this script: a trap on exit,
-# INT and TERM cancels the jobs and stops them, and each daemon also gets SIGKILL from the
-# kernel when this shell dies without running its trap (setpriv --pdeathsig: kill -9).
+# INT and TERM stops COMMAND, cancels the jobs and stops the daemons; each daemon also gets
+# SIGKILL (COMMAND: SIGTERM) from the kernel when this shell dies without running its trap
+# (setpriv --pdeathsig; the temporary directory is then left behind).
 # Exit status: COMMAND's; 2 when Slurm could not be brought up (its logs are printed).
 set -euo pipefail
+export PATH=$PATH:/usr/sbin:/sbin   # the daemons, for a caller whose PATH has no sbin
 
 [ $# -gt 0 ] || { echo "usage: $0 COMMAND [ARGS...]" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "with-slurm.sh: needs root (slurmd runs as root; apt-get installs Slurm)" >&2; exit 2; }
@@ -30,9 +32,15 @@ fi
 T=$(mktemp -d /tmp/latscope-slurm.XXXXXX)
 chmod 711 "$T"    # munged: clients must be able to reach its socket
 PIDS=()
+CMD=
 teardown() {
     local rc=$?
     trap - EXIT INT TERM
+    if [ -n "$CMD" ] && kill -0 "$CMD" 2>/dev/null; then
+        kill -TERM "$CMD" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$CMD" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$CMD" 2>/dev/null || true
+    fi
     if [ -f "$T/slurm.conf" ] && [ ${#PIDS[@]} -gt 0 ]; then
         SLURM_CONF=$T/slurm.conf timeout 5 scancel --quiet --full --signal=KILL "--user=$(id -un)" 2>/dev/null || true
     fi
@@ -122,8 +130,12 @@ done
 [ "$state" = idle ] || fail "node $NODE not idle after 30 s (state: '${state:-no answer}')"
 echo "with-slurm.sh: Slurm up: node $NODE, $CPUS CPUs ($T)"
 
+# in the background, so that a signal to this script runs its trap at once (bash runs traps
+# only between commands, and `wait` is one it interrupts)
 set +e
-"$@"
+setpriv --pdeathsig TERM "$@" &
+CMD=$!
+wait "$CMD"
 rc=$?
 set -e
 exit "$rc"
