@@ -53,7 +53,7 @@ export LATSCOPE_MPIEXEC := $(MPIEXEC)
 
 C_SOURCES := $(shell find src apps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*)
 
-.PHONY: all setup build demo test test-c test-py test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm
+.PHONY: all setup build demo test test-c test-py typecheck test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm
 
 all: build
 
@@ -77,6 +77,15 @@ demo: build
 	$(VENV)/bin/latscope characterize --out results/demo
 
 test: test-c test-py $(ALSO_ASAN) $(ALSO_OPENMPI) $(ALSO_SLURM)
+
+# mypy --strict on the package (mypy.ini); its own requirements file, installed once (stamp)
+TYPECHECK_STAMP := $(VENV)/.latscope-typecheck
+$(TYPECHECK_STAMP): requirements-typecheck.txt $(STAMP)
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements-typecheck.txt
+	@touch $@
+
+typecheck: $(TYPECHECK_STAMP)
+	$(VPY) -m mypy
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure

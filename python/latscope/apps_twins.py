@@ -126,7 +126,7 @@ class SizeTable:
         for name in ("o_s", "o_r", "rtt", "g", "g_nb", "g_r", "rtt_train"):
             vals = [(r.get(name) or {}).get("value_s") for r in rows]
             if all(isinstance(v, (int, float)) and math.isfinite(v) for v in vals):
-                cols[name] = tuple(float(v) for v in vals)
+                cols[name] = tuple(float(v) for v in vals if v is not None)
         return cls(sizes, cols)
 
 
@@ -297,7 +297,7 @@ def prediction_table(points: pd.DataFrame, tp: TwinParams | LogGPParams) -> pd.D
     tab = tp.table if isinstance(tp, TwinParams) else None
     rows: list[dict[str, Any]] = []
     for _, r in points.iterrows():
-        row = r.to_dict()
+        row: dict[str, Any] = {str(k): v for k, v in r.items()}
         pr = predict_point(row, p, tab)
         meas = float(row["median_s"])
         P = int(row["ranks"])
@@ -385,7 +385,7 @@ class PatternError:
     set_apart_worst: float | None
 
     def describe(self) -> str:
-        if self.worst is None:
+        if self.worst is None or self.worst_signed is None or self.median is None:
             return f"{self.pattern}: no prediction over {self.points} points"
         return (f"{self.pattern}: worst |error| {100 * self.worst:.1f}% ({100 * self.worst_signed:+.1f}% at "
                 f"{self.worst_config}, P = {self.worst_ranks}), median {100 * self.median:.1f}% over "
@@ -406,10 +406,11 @@ def pattern_summary(table: pd.DataFrame, column: str = "rel_err") -> list[Patter
             w = ws = med = None
             cfg, P = "", None
         else:
-            i = c[column].abs().astype(float).idxmax()
-            ws = float(c.at[i, column])
+            i: Any = c[column].abs().astype(float).idxmax()
+            at: Any = c.loc[i]
+            ws = float(at[column])
             w, med = abs(ws), float(c[column].abs().median())
-            cfg, P = str(c.at[i, "config"]), int(c.at[i, "ranks"])
+            cfg, P = str(at["config"]), int(at["ranks"])
         out.append(PatternError(k, column, len(c), w, ws, cfg, P, med, len(apart),
                                 None if apart.empty else float(apart[column].abs().max())))
     return out
@@ -453,9 +454,10 @@ def format_summary(table: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "pattern": k,
             "points": e.points,
-            "paper worst": "—" if e.worst is None else f"{100 * e.worst_signed:+.1f}% ({e.worst_config}, P={e.worst_ranks})",
+            "paper worst": "—" if e.worst_signed is None else
+            f"{100 * e.worst_signed:+.1f}% ({e.worst_config}, P={e.worst_ranks})",
             "paper median |err|": pc(e.median),
-            "refined worst": "—" if r is None or r.worst is None else
+            "refined worst": "—" if r is None or r.worst_signed is None else
             f"{100 * r.worst_signed:+.1f}% ({r.worst_config}, P={r.worst_ranks})",
             "refined median |err|": "—" if r is None else pc(r.median),
             "set apart (oversubscribed / under load)": (f"{e.set_apart}: worst paper {pc(e.set_apart_worst)}, refined "

@@ -102,7 +102,7 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
     and statistic as the measurement), ``measured_s``, ``rel_err`` (of ``predicted_s``),
     ``closed_form_rel_err``, ``bcast`` (the MPI_Bcast model used: ``bcast``, or for None / "auto"
     resolve_bcast's choice for each file's hosts)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for res in results:
         p = res.path
         df = res.points
@@ -195,7 +195,8 @@ def print_table(df: pd.DataFrame, out: Any = None) -> None:
           f"{'err(closed)':>11}  seed mean-of-means", file=out)
     noise = df["noise"].fillna("") if "noise" in df else pd.Series("", index=df.index)
     for i, r in df.sort_values(["P", "alg"]).iterrows():
-        mark = f"  * {noise[i]}" if noise[i] else ""
+        nz = str(noise.loc[i])   # type: ignore[call-overload]
+        mark = f"  * {nz}" if nz else ""
         print(f"{r['alg']:<16} {r['P']:>3} {_t(r['closed_form_s']):>11} {_t(r['predicted_s']):>10} "
               f"{fmt_time(r['measured_s']):>10} {_pct(r['rel_err']):>9} {_pct(r['closed_form_rel_err']):>11}  "
               f"{_t(r['seed_mean_of_means_s'])}{mark}", file=out)

@@ -219,7 +219,7 @@ def point_label(r: pd.Series | dict[str, Any]) -> str:
         op += f":{alg}"
     pair = r.get("pair")
     where = "->".join(map(str, pair)) if isinstance(pair, tuple) else "all"
-    return f"{op} {fmt_size(r.get('size_bytes'))} {where}"
+    return f"{op} {fmt_size(r.get('size_bytes') or 0)} {where}"
 
 
 def print_launch_table(t: pd.DataFrame, out: IO[str] | None = None) -> None:

@@ -196,7 +196,8 @@ class LogPFit:
         Path(path).write_text(jsonio.dumps(doc, indent=2) + "\n")
 
     def write_plogp(self, path: str | Path, meta: dict[str, Any] | None = None) -> None:
-        src = {"tool": "latscope fit logp", "per_size": [r.to_dict() for r in self.rows], "notes": self.notes}
+        src: dict[str, Any] = {"tool": "latscope fit logp", "per_size": [r.to_dict() for r in self.rows],
+                               "notes": self.notes}
         if meta:
             src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time")})
         doc = {"schema": "latscope.params/1", "model": "plogp", "params": self.plogp_params(), "source": src}
@@ -273,9 +274,9 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
         if res.meta.get("bench") != "logp":
             continue
         ranks = ranks or res.meta.get("ranks")
-        for i, row in enumerate(df.itertuples(index=False)):
-            if row.op in OPS or row.op in STREAM_OPS or row.op in AUX_OPS:
-                where.setdefault((row.op, int(row.size_bytes)), []).append((res, i))
+        for i, (op, size) in enumerate(zip(df["op"].tolist(), df["size_bytes"].tolist())):
+            if op in OPS or op in STREAM_OPS or op in AUX_OPS:
+                where.setdefault((str(op), int(size)), []).append((res, i))
     if not where:
         raise LogPFitError("no logp records (bench 'logp', op o_s, o_r, rtt, g): run latscope-bench logp first")
     sizes = sorted({s for (op, s) in where if op in OPS})
@@ -361,7 +362,8 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
                    aux=aux)
 
 
-def fit_files(paths: list[str], confidence: float = 0.95, large_from_bytes: int | None = None) -> tuple[LogPFit, dict]:
+def fit_files(paths: list[str], confidence: float = 0.95,
+              large_from_bytes: int | None = None) -> tuple[LogPFit, dict[str, Any]]:
     """Load results files and fit; returns the fit and the first file's metadata."""
     res = [load(p) for p in paths]
     return fit_logp(res, confidence, large_from_bytes), res[0].meta

@@ -21,7 +21,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from latscope import jsonio
 from latscope import units
@@ -66,12 +66,12 @@ __all__ = [
 
 PROG = "latscope model"
 
-def _model_error(fn):
+def _model_error(fn: Callable[[str], float]) -> Callable[[str], float]:
     """The shared unit parsers (latscope.units) raise ValueError; the model CLI reports ModelError."""
 
     def wrapped(text: str) -> float:
         try:
-            return fn(text)
+            return float(fn(text))
         except ModelError:
             raise
         except ValueError as e:
@@ -504,7 +504,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``model`` (with its sub-subcommands) on an argparse subparsers object."""
-    mp = subparsers.add_parser(
+    mp: argparse.ArgumentParser = subparsers.add_parser(
         "model",
         help="evaluate analytic cost models (LogP, LogGP, PLogP, Hockney, LoGPC)",
         description="Evaluate analytic communication cost models from a params file or explicit values.",

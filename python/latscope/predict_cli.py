@@ -152,7 +152,7 @@ def _dummy_work(args: argparse.Namespace) -> float:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``predict`` (sub-subcommand ``barrier``) on an argparse subparsers object."""
-    pp = subparsers.add_parser("predict", help="predict operation times from model parameters")
+    pp: argparse.ArgumentParser = subparsers.add_parser("predict", help="predict operation times from model parameters")
     sub = pp.add_subparsers(dest="predict_cmd", metavar="WHAT")
     sub.required = True
     p = sub.add_parser("barrier", help="predicted time of each barrier algorithm, and the best")

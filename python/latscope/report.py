@@ -2,24 +2,19 @@
 registering a function in SECTIONS: (title, fn(ReportInput) -> html or None)."""
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from latscope.results import Results  # noqa: E402
-from latscope.units import fmt_rate, fmt_size, fmt_time  # noqa: E402
+from latscope.figures import Figure, plt, png, table
+from latscope.results import Results
+from latscope.units import fmt_rate, fmt_size, fmt_time
 
 
 @dataclass
@@ -27,7 +22,7 @@ class ReportInput:
     """Everything a section may draw from."""
 
     results: list[Results]
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
     outdir: Path = Path(".")
 
     def points(self, bench: str | None = None, op: str | None = None) -> pd.DataFrame:
@@ -42,15 +37,14 @@ class ReportInput:
         return df
 
 
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return '<img alt="plot" src="data:image/png;base64,' + base64.b64encode(buf.getvalue()).decode() + '">'
+def _png(fig: Figure) -> str:
+    """Kept for sections written before latscope.figures: use figures.png."""
+    return png(fig)
 
 
 def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, border=0, classes="t", escape=True)
+    """Kept for sections written before latscope.figures: use figures.table."""
+    return table(df)
 
 
 def section_latency(inp: ReportInput) -> str | None:
@@ -58,6 +52,7 @@ def section_latency(inp: ReportInput) -> str | None:
     if df.empty:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
+    pair: Any
     for pair, g in df.groupby("pair"):
         g = g.sort_values("size_bytes")
         x = np.maximum(g["size_bytes"].to_numpy(), 0.5)
@@ -107,6 +102,7 @@ def section_bandwidth(inp: ReportInput) -> str | None:
     if df.empty or "bandwidth_bytes_per_s" not in df:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
+    pair: Any
     for pair, g in df.groupby("pair"):
         g = g[g["size_bytes"] > 0].sort_values("size_bytes")
         ax.plot(g["size_bytes"], g["bandwidth_bytes_per_s"] / 1e9, marker=".", label=f"{pair[0]}→{pair[1]}")
@@ -184,7 +180,8 @@ table.t{border-collapse:collapse;font-size:12px}table.t td,table.t th{padding:2p
 h2{border-bottom:2px solid #468;padding-bottom:3px}img{max-width:100%}"""
 
 
-def build(results: list[Results], out: Path, params: dict | None = None, title: str = "latscope report") -> Path:
+def build(results: list[Results], out: Path, params: dict[str, Any] | None = None,
+          title: str = "latscope report") -> Path:
     inp = ReportInput(results, params or {}, out.parent)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
@@ -204,5 +201,6 @@ def build(results: list[Results], out: Path, params: dict | None = None, title: 
     return out
 
 
-def load_params(path: Path) -> dict:
-    return json.loads(path.read_text()) if path.exists() else {}
+def load_params(path: Path) -> dict[str, Any]:
+    doc = json.loads(path.read_text()) if path.exists() else {}
+    return doc if isinstance(doc, dict) else {}

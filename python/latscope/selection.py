@@ -105,7 +105,9 @@ def screen(cands: Sequence[str], recs: Mapping[str, Mapping[str, Any] | None], t
         if why:
             out.set_aside[c] = why
         else:
-            valid[c] = _num(v if values is not None else r.get("median_s"))  # type: ignore[union-attr]
+            num = _num(v if values is not None else r.get("median_s"))  # type: ignore[union-attr]
+            assert num is not None   # invalid_reason() set aside every undefined value
+            valid[c] = num
     ranked = []
     for c, med in valid.items():
         r = recs[c]

@@ -105,7 +105,7 @@ class DecisionTable:
                  + "".join(f" {c[:11]:>11s}" for c in self.candidates)]
         for r in self.ranges:
             rng = f"[{r.lo_bytes}, {'inf' if r.hi_bytes is None else r.hi_bytes})"
-            pts = r.points or [(None, {})]
+            pts: list[tuple[int | None, dict[str, float | None]]] = list(r.points) or [(None, {})]
             for k, (size, med) in enumerate(pts):
                 line = f"  {rng if k == 0 else '':24s} {r.alg if k == 0 else '':12s}"
                 if size is not None:
@@ -137,7 +137,7 @@ def _finite(v: float | None) -> float | None:
     return None if v is None or not math.isfinite(v) else float(v)
 
 
-def _need(d: dict, key: str, kind: type | tuple, where: str) -> Any:
+def _need(d: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if key not in d:
         raise TuneError(f"{where}: missing field {key!r}")
     v = d[key]
@@ -146,7 +146,7 @@ def _need(d: dict, key: str, kind: type | tuple, where: str) -> Any:
     return v
 
 
-def parse_table(doc: dict, where: str = "table") -> DecisionTable:
+def parse_table(doc: dict[str, Any], where: str = "table") -> DecisionTable:
     """A table from its JSON document. The C loader (lts_tune_load) is the strict one; this
     checks the schema and the structure a reader relies on."""
     if not isinstance(doc, dict):
@@ -253,7 +253,7 @@ def decide_results(res: Any) -> DecisionTable:
 # ---- the command ---------------------------------------------------------------------------
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("tune", help="size -> algorithm decision table for a collective (latscope.tune/1)",
+    p: argparse.ArgumentParser = subparsers.add_parser("tune", help="size -> algorithm decision table for a collective (latscope.tune/1)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--op", default="scatter", help="the collective (default scatter)")
     p.add_argument("--alg", default="all", help="candidates, e.g. native,linear,binomial (default all)")

@@ -85,10 +85,19 @@ from .topology import (
     rank_coords,
 )
 
-from types import ModuleType as _ModuleType
-
-__all__ = sorted(
-    name
-    for name, value in list(globals().items())
-    if not name.startswith("_") and name != "annotations" and not isinstance(value, _ModuleType)
-)
+# the public names, listed (not computed) so that type checkers see what is exported
+__all__ = [
+    "BARRIER_ALGORITHMS", "BarrierAlgorithm", "BarrierPrediction", "COLLECTIVE_ALGORITHMS",
+    "COLLECTIVE_OPS", "ClosedContention", "Crossover", "DagTerms", "DiamondDAG", "EM3DIteration",
+    "HockneyParams", "LogGPParams", "LogPParams", "MessagePoint", "ModelError", "ModelParams",
+    "NUMBERINGS", "NetworkParams", "PLogPParams", "ParamSet", "RemapLong", "RemapSync", "SCHEMA",
+    "UpperBound", "alewife_2kd", "barrier_names", "barrier_time_s", "binomial_blocks", "ceil_log",
+    "channel_load", "collective_time_s", "contention_delay_s", "dimension_avg_distance",
+    "em3d_iteration", "from_dict", "from_json", "hockney_time_s", "hops", "kary_vs_dissemination",
+    "load_params", "loggp_time_s", "logp_time_s", "logpc_end_to_end_s", "logpc_long_time_s",
+    "long_message_time_s", "mapping_avg_distance", "mesh_avg_distance", "message_point",
+    "neighbour_ring_avg_distance", "p2p_time_s", "plogp_time_s", "predict_barrier", "rank_coords",
+    "remap_async_injection_rate", "remap_async_s", "remap_long", "remap_sync", "saturation_rate",
+    "save_params", "select_algorithms", "short_message_time_s", "solve_injection_rate",
+    "switch_wait_s", "to_json", "upper_bound",
+]

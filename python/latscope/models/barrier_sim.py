@@ -522,11 +522,12 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     n = op[1]
                     o_r = p.o_r_s if kind == "wait" or p.poll_s is None else p.poll_s
                     reqs = pending[r][-n:]
-                    arr = [ready(c, i) for c, i in reqs]
-                    if any(a is None for a in arr):
+                    maybe = [ready(c, i) for c, i in reqs]
+                    arr = [a for a in maybe if a is not None]
+                    if len(arr) < len(maybe):
                         break                   # a matching send has not happened yet
                     del pending[r][-n:]
-                    for a in sorted(arr):       # type: ignore[type-var]
+                    for a in sorted(arr):
                         start = max(cpu[r], a, last_recv[r] + p.g_s)
                         last_recv[r] = start
                         cpu[r] = start + o_r

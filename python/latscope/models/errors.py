@@ -42,9 +42,8 @@ def require_positive(name: str, value: float, why: str = "") -> float:
 
 
 def require_int_at_least(name: str, value: int, minimum: int, why: str = "") -> int:
-    if isinstance(value, bool) or not (
-        isinstance(value, numbers.Integral) or (isinstance(value, float) and value.is_integer())
-    ):
+    v: object = value
+    if isinstance(v, bool) or not (isinstance(v, numbers.Integral) or (isinstance(v, float) and v.is_integer())):
         raise ModelError(f"{name} = {value!r}: must be an integer >= {minimum}")
     iv = int(value)
     if iv < minimum:

@@ -239,8 +239,8 @@ class NetworkParams:
         require_positive("channel_s_per_byte", self.channel_s_per_byte, "a channel moves bytes in finite time")
         if self.dims is not None:
             object.__setattr__(self, "dims", tuple(int(k) for k in self.dims))
-            if len(self.dims) != self.n:  # type: ignore[arg-type]
-                raise ModelError(f"dims = {list(self.dims)!r}: must have n = {self.n} entries")  # type: ignore[arg-type]
+            if len(self.dims) != self.n:
+                raise ModelError(f"dims = {list(self.dims)!r}: must have n = {self.n} entries")
         if self.k_d is None:
             if self.dims is None:
                 raise ModelError("k_d = None and dims = None: give the average distance k_d or the dims")

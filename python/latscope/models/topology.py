@@ -154,7 +154,7 @@ def mapping_avg_distance(
     Returns ``2 k_dl`` for a 2-D mesh, i.e. the *total* average distance (sum over dimensions).
     """
     P = int(np.prod(dims))
-    get = mapping if callable(mapping) else (lambda p: mapping[p])  # type: ignore[index]
+    get = mapping if callable(mapping) else (lambda p: mapping[p])
     if not callable(mapping) and len(mapping) != P:
         raise ModelError(f"len(mapping) = {len(mapping)}: must equal the node count {P}")
     coords = [tuple(get(p)) for p in range(P)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,9 @@ from latscope import apps_twins
 from latscope.models import DiamondDAG, ModelError
 from latscope.parts import Step
 from latscope.results import Results
+
+if TYPE_CHECKING:
+    from latscope.report import ReportInput
 
 ORDER = 60   # after the part that writes params_logp.json (its after_demo runs first)
 
@@ -43,7 +47,7 @@ def demo_steps(quick: bool) -> list[Step]:
     return steps
 
 
-def _params(out: Path, params: dict) -> apps_twins.TwinParams | None:
+def _params(out: Path, params: dict[str, Any]) -> apps_twins.TwinParams | None:
     try:
         return apps_twins.twin_params(out)
     except ModelError as e:
@@ -51,7 +55,7 @@ def _params(out: Path, params: dict) -> apps_twins.TwinParams | None:
         return None
 
 
-def after_demo(out: Path, results: list[Results], params: dict) -> None:
+def after_demo(out: Path, results: list[Results], params: dict[str, Any]) -> None:
     """Write <out>/apps_predictions.csv (one row per point) and <out>/apps_pattern_errors.csv (per
     pattern and model: worst and median |error|), and print the worst pattern as the headline."""
     pts = apps_twins.app_points(results)
@@ -77,13 +81,15 @@ def after_demo(out: Path, results: list[Results], params: dict) -> None:
 
 
 def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
-    from latscope.report import _png, plt
+    from latscope.figures import plt, png as _png
 
     d = pts[pts["pattern"] == "dag"]
     if d.empty:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
-    for (P, grid, vb), g in d.groupby(["ranks", "grid", "value_bytes"]):
+    key: Any
+    for key, g in d.groupby(["ranks", "grid", "value_bytes"]):
+        P, grid, vb = key
         g = g.sort_values("blocks")
         task = float(g["task_s"].median())
         line = ax.errorbar(g["blocks"], g["median_s"] * 1e3,
@@ -109,8 +115,8 @@ def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
     return _png(fig)
 
 
-def section_apps(inp) -> str | None:
-    from latscope.report import _table
+def section_apps(inp: ReportInput) -> str | None:
+    from latscope.figures import table as _table
 
     pts = apps_twins.app_points(inp.results)
     if pts.empty:

@@ -5,8 +5,10 @@ table and measured vs predicted barrier times."""
 from __future__ import annotations
 
 import html
+import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -20,6 +22,9 @@ from latscope.models import ModelError, from_dict  # noqa: E402
 from latscope.parts import Step  # noqa: E402
 from latscope.results import Results  # noqa: E402
 from latscope.units import fmt_size, fmt_time  # noqa: E402
+
+if TYPE_CHECKING:
+    from latscope.report import ReportInput
 
 ORDER = 10
 
@@ -38,7 +43,7 @@ def _logp_results(results: list[Results]) -> list[Results]:
     return [r for r in results if r.meta.get("bench") == "logp"]
 
 
-def after_demo(out: Path, results: list[Results], params: dict) -> None:
+def after_demo(out: Path, results: list[Results], params: dict[str, Any]) -> None:
     lr = _logp_results(results)
     if not lr:
         return
@@ -51,7 +56,7 @@ def after_demo(out: Path, results: list[Results], params: dict) -> None:
     f.write_plogp(out / "params_plogp.json", lr[0].meta)
 
 
-def _fit(inp) -> logp.LogPFit | None:
+def _fit(inp: ReportInput) -> logp.LogPFit | None:
     lr = _logp_results(inp.results)
     try:
         return logp.fit_logp(lr) if lr else None
@@ -59,7 +64,7 @@ def _fit(inp) -> logp.LogPFit | None:
         return None
 
 
-def section_logp(inp) -> str | None:
+def section_logp(inp: ReportInput) -> str | None:
     f = _fit(inp)
     if f is None:
         return None
@@ -83,7 +88,7 @@ def section_logp(inp) -> str | None:
     return head + pd.DataFrame(rows).to_html(index=False, border=0, classes="t") + notes
 
 
-def section_compare(inp) -> str | None:
+def section_compare(inp: ReportInput) -> str | None:
     f = _fit(inp)
     if f is None:
         return None
@@ -115,12 +120,12 @@ def section_compare(inp) -> str | None:
     ax.set_ylabel("barrier time (µs)")
     ax.set_title("Barrier: measured (seed 002 §4.3 loop, mean over ranks of per-rank medians) vs LogP prediction")
     ax.legend(fontsize=7)
-    from latscope.report import _png
+    from latscope.figures import png as _png
     def t(v: object) -> str:
-        return "-" if v is None or pd.isna(v) else fmt_time(float(v))  # type: ignore[arg-type]
+        return "-" if not isinstance(v, (int, float)) or math.isnan(v) else fmt_time(float(v))
 
     def pc(v: object) -> str:
-        return "-" if v is None or pd.isna(v) else f"{100 * float(v):+.0f}%"  # type: ignore[arg-type]
+        return "-" if not isinstance(v, (int, float)) or math.isnan(v) else f"{100 * float(v):+.0f}%"
 
     tab = df.assign(closed_form=df["closed_form_s"].map(t), loop=df["predicted_s"].map(t),
                     measured=df["measured_s"].map(fmt_time), err_loop=df["rel_err"].map(pc),

@@ -5,12 +5,14 @@ clock synchronisation that global timing used."""
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from latscope.parts import Step
-from latscope.report import ReportInput, _png, _table
+from latscope.figures import png as _png, table as _table
+from latscope.report import ReportInput
 from latscope.selection import screen, target_of
 from latscope.units import fmt_size, fmt_time
 
@@ -79,7 +81,7 @@ def section_methods(inp: ReportInput) -> str | None:
     return note + _png(fig)
 
 
-def cost_table(df: pd.DataFrame, syncs: list[dict]) -> pd.DataFrame:
+def cost_table(df: pd.DataFrame, syncs: list[dict[str, Any]]) -> pd.DataFrame:
     """Seed 001 Table 1: the wall time each timing method took over the whole sweep (sum of the
     points' wall_s; global also pays its clock synchronisations), and its ratio to root."""
     rows = []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -10,9 +11,12 @@ import pandas as pd
 from latscope import launches
 from latscope.units import fmt_time
 
+if TYPE_CHECKING:
+    from latscope.report import ReportInput
+
 
 def _figure(t: pd.DataFrame, title: str) -> str:
-    from latscope.report import _png, plt
+    from latscope.figures import Rectangle, plt, png as _png
 
     n = int(t["launches"].max())
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(t) + 2), 4))
@@ -20,7 +24,7 @@ def _figure(t: pd.DataFrame, title: str) -> str:
     for i, (_, r) in enumerate(t.iterrows()):
         # the t-interval across launches, behind the launches' own medians and CIs
         lo, hi = r["across_ci_lo_s"], r["across_ci_hi_s"]
-        ax.add_patch(plt.Rectangle((i - width / 2, lo * 1e6), width, (hi - lo) * 1e6, color="0.85", zorder=0,
+        ax.add_patch(Rectangle((i - width / 2, lo * 1e6), width, (hi - lo) * 1e6, color="0.85", zorder=0,
                                    label="CI across launches (t)" if i == 0 else None))
         ax.hlines(r["mean_of_medians_s"] * 1e6, i - width / 2, i + width / 2, color="0.4", lw=1, zorder=1)
         k = len(r["medians_s"])
@@ -42,8 +46,8 @@ def _figure(t: pd.DataFrame, title: str) -> str:
     return _png(fig)
 
 
-def section_launches(inp) -> str | None:
-    from latscope.report import _table
+def section_launches(inp: ReportInput) -> str | None:
+    from latscope.figures import table as _table
 
     out = []
     for res in inp.results:

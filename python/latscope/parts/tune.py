@@ -56,7 +56,7 @@ def _tables(results: list[Any]) -> list[DecisionTable]:
     return [t for t in _decisions(results) if isinstance(t, DecisionTable)]
 
 
-def after_demo(out: Path, results: list[Any], params: dict) -> None:
+def after_demo(out: Path, results: list[Any], params: dict[str, Any]) -> None:
     for t in _decisions(results):
         if isinstance(t, DecisionTable):
             t.save(out / f"tune_{t.op}.json")
@@ -88,7 +88,7 @@ def _html_table(t: DecisionTable) -> str:
 
 
 def _plot(t: DecisionTable) -> str:
-    from latscope.report import _png
+    from latscope.figures import png as _png
     fig, ax = plt.subplots(figsize=(7, 3.6))
     colors = {c: f"C{i}" for i, c in enumerate(t.candidates)}
     sizes = [s for r in t.ranges for s, _ in r.points]
