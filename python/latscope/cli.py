@@ -75,18 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     plugins: dict = {}
     fit_plugins: dict = {}
+    results_plugins: dict = {}
     for modname in PLUGIN_MODULES:
         mod = importlib.import_module(modname)
         if hasattr(mod, "add_fit_parser"):   # `latscope fit NAME` from a plugin
             for name in mod.add_fit_parser(fsub):
                 fit_plugins[name] = mod
+        if hasattr(mod, "add_results_parser"):   # `latscope results NAME` from a plugin
+            for name in mod.add_results_parser(rsub):
+                results_plugins[name] = mod
         if not hasattr(mod, "add_parser"):
             continue
         before = set(sub.choices)
         mod.add_parser(sub)
         for name in set(sub.choices) - before:
             plugins[name] = mod
-    ap.set_defaults(_plugins=plugins, _fit_plugins=fit_plugins)
+    ap.set_defaults(_plugins=plugins, _fit_plugins=fit_plugins, _results_plugins=results_plugins)
     return ap
 
 
@@ -182,6 +186,8 @@ def _main(argv: list[str] | None = None) -> int:
             # LATSCOPE_QUICK=1 (smoke tests, the docs test) means --quick; latscope-bench caps each point too
             quick = args.quick or os.environ.get("LATSCOPE_QUICK") == "1"
             return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer)
+        if args.cmd == "results" and args.rcmd in args._results_plugins:
+            return int(args._results_plugins[args.rcmd].results_main(args))
         if args.cmd == "results":
             for fn in args.files:
                 res = load(fn)
