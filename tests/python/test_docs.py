@@ -102,8 +102,8 @@ def doc_env(tmp: Path) -> dict[str, str]:
 
 
 def setup_dir(tmp: Path) -> None:
-    """The commands are written for the repository root: `.venv` and `build` resolve there."""
-    for name, target in ((".venv", Path(sys.prefix)), ("build", build_dir())):
+    """The commands are written for the repository root: `.venv`, `build` and `examples` resolve there."""
+    for name, target in ((".venv", Path(sys.prefix)), ("build", build_dir()), ("examples", REPO / "examples")):
         if not (tmp / name).exists():
             (tmp / name).symlink_to(target)
 
