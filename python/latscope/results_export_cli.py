@@ -11,6 +11,7 @@ file stands alone. docs/results-schema.md, "Exporting"."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -44,9 +45,11 @@ def add_results_parser(rsub: Any) -> list[str]:
 def export_frame(res: Results) -> pd.DataFrame:
     """The table that is exported: the points frame without ``pair`` (a tuple copy of ``group``),
     with ``samples_s`` where the file has raw samples."""
+    import pandas as pd
+
     df = res.points.drop(columns=["pair"], errors="ignore").reset_index(drop=True)
     if res.raw:
-        df["samples_s"] = [res.raw.get(i) for i in range(len(df))]
+        df["samples_s"] = pd.Series([res.raw.get(i) for i in range(len(df))], index=df.index, dtype=object)
     return df
 
 
@@ -74,13 +77,10 @@ def write_parquet(res: Results, df: pd.DataFrame, out: Path) -> None:
 def results_main(args: argparse.Namespace) -> int:
     from latscope.results import load
 
-    if args.format == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            print("latscope results export: error: --parquet needs pyarrow: pip install pyarrow "
-                  "(or use --csv)", file=sys.stderr)
-            return EXIT_USAGE
+    if args.format == "parquet" and importlib.util.find_spec("pyarrow") is None:
+        print("latscope results export: error: --parquet needs pyarrow: pip install pyarrow "
+              "(or use --csv)", file=sys.stderr)
+        return EXIT_USAGE
     src = Path(args.file)
     res = load(src)
     out = Path(args.out) if args.out else src.with_suffix(FORMATS[args.format])
