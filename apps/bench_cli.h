@@ -7,6 +7,7 @@
 #ifndef LATSCOPE_APPS_BENCH_CLI_H
 #define LATSCOPE_APPS_BENCH_CLI_H
 #include "latscope/latscope.h"
+#include "test_hooks.h"
 #include <getopt.h>
 #include <stdio.h>
 

@@ -107,14 +107,13 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
     }
     lts_logp_set_delay(delay);
     /* flag needs the pair in one shared-memory domain: compare the node leaders' world ranks.
-     * Test hook (tests only), as the shm barrier's: LATSCOPE_TEST_SHM_NODE_SIZE=m makes "nodes"
-     * of m consecutive ranks, so the skip is tested on one machine. */
+     * Test hook (tests only), as the shm barrier's: shm_node_size = m makes "nodes" of m
+     * consecutive ranks, so the skip is tested on one machine (include/latscope/hooks.h). */
     int pair_shares_node = 0;
     {
         MPI_Comm node;
         int lead = a->me, *leads = malloc((size_t)a->P * sizeof *leads);
-        const char *fake = getenv("LATSCOPE_TEST_SHM_NODE_SIZE");
-        int m = fake ? atoi(fake) : 0;
+        int m = lts_test_hooks()->shm_node_size;
         if (m >= 1) MPI_Comm_split(MPI_COMM_WORLD, a->me / m, a->me, &node);
         else MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, a->me, MPI_INFO_NULL, &node);
         MPI_Bcast(&lead, 1, MPI_INT, 0, node);

@@ -354,9 +354,7 @@ int common_open(app_t *a, common_t *o) {
         int rc = lts_timer_open(o->timer_name, &o->timer);
         if (rc) fail(a, "--timer %s: %s on this machine", o->timer_name, lts_strerror(rc));
         /* test hook: a known per-rank offset and drift for the clock-sync tests */
-        else if (lts_timer_test_skew_from_env(&o->timer, a->me) < 0)
-            fail(a, "LATSCOPE_TEST_CLOCK_SKEW '%s': must be OFFSET_S,DRIFT (rank r gets r times each)",
-                 getenv("LATSCOPE_TEST_CLOCK_SKEW"));
+        else lts_timer_apply_test_skew(&o->timer, a->me);
     }
     /* Timer availability could differ between hosts: agree on a verdict before anything else. */
     int local_bad = a->have_err, any_bad;
@@ -710,7 +708,14 @@ int main(int argc, char **argv) {
     char names[256];
     command_names(names, sizeof names);
     long tasks = launched_tasks();
-    if (a.P == 1 && tasks > 1) {
+    lts_test_hooks_t hooks;
+    char hmsg[256];
+    /* the test hooks, once, before anything is measured (every rank reads the same environment) */
+    int hooks_bad = lts_test_hooks_from_env(&hooks, hmsg, sizeof hmsg);
+    if (!hooks_bad) lts_set_test_hooks(&hooks);
+    if (hooks_bad) {
+        fail(&a, "%s", hmsg);
+    } else if (a.P == 1 && tasks > 1) {
         /* srun without a PMI the MPI speaks starts separate one-rank jobs that would all write
          * the same file (docs/slurm.md); every task sees the same, so each stops alone */
         fail(&a, "the launcher started %ld tasks, but MPI sees 1 rank in each: the MPI found no PMI "

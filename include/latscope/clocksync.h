@@ -92,11 +92,11 @@ int lts_clocksync_check(MPI_Comm comm, const lts_clock_t *clock, int exchanges, 
  * model refitted on all samples (b = 0 for offset only). Exposed for tests. */
 int lts_clocksync_choose_model(const double *t, const double *theta, size_t n, double *a, double *b);
 
-/* Test hook: LATSCOPE_TEST_CLOCK_SKEW="O,D" makes rank r's timer report (1 + r*D) t + r*O, with
- * t counted from the host-wide epoch (not the timer's open), so clock synchronisation has a
- * known offset and drift to recover. Returns 1 if applied, 0 if the
- * variable is unset, LTS_EINVAL if it is malformed. */
-int lts_timer_test_skew_from_env(lts_timer_t *t, int rank);
+/* Test hook (include/latscope/hooks.h, clock_skew with offset O and drift D): makes rank r's
+ * timer report (1 + r*D) t + r*O, with t counted from the host-wide epoch (not the timer's open),
+ * so clock synchronisation has a known offset and drift to recover. Returns 1 if applied, 0 if
+ * the hook is off. */
+int lts_timer_apply_test_skew(lts_timer_t *t, int rank);
 
 #ifdef __cplusplus
 }

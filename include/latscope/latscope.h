@@ -16,4 +16,5 @@
 #include "latscope/hostload.h"
 #include "latscope/algos.h"
 #include "latscope/tune.h"
+#include "latscope/hooks.h"
 #endif

@@ -12,6 +12,7 @@
  * the standard runs first in MPI_Finalize while MPI is still fully usable). */
 #include "internal.h"
 #include "latscope/errors.h"
+#include "latscope/hooks.h"
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -356,10 +357,9 @@ static int get_shm(MPI_Comm comm, bstate_t **out) {
         int me, nme, P;
         MPI_Comm_rank(comm, &me);
         MPI_Comm_size(comm, &P);
-        /* Test hook (tests only): LATSCOPE_TEST_SHM_NODE_SIZE=m makes "nodes" of m consecutive
-         * ranks, so the cross-node (leaders) paths run on one machine. Read once, at creation. */
-        const char *fake = getenv("LATSCOPE_TEST_SHM_NODE_SIZE");
-        int m = fake ? atoi(fake) : 0;
+        /* Test hook (tests only): shm_node_size = m makes "nodes" of m consecutive ranks, so the
+         * cross-node (leaders) paths run on one machine (include/latscope/hooks.h). */
+        int m = lts_test_hooks()->shm_node_size;
         rc = m >= 1 ? MPI_Comm_split(comm, me / m, me, &s->node)
                     : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &s->node);
         if (rc) return rc;

@@ -7,6 +7,7 @@
 #include "latscope/bench.h"
 #include "latscope/clocksync.h"
 #include "latscope/errors.h"
+#include "latscope/hooks.h"
 #include "latscope/stats.h"
 #include <math.h>
 #include <stdlib.h>
@@ -222,8 +223,7 @@ int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cf
     }
 
     /* test hook: ranks other than 0 reach every common start this late (zero-valid tests) */
-    double late_hook = 0.0;
-    if (global && ctx->rank != 0 && getenv("LATSCOPE_TEST_ARRIVE_LATE_S")) late_hook = atof(getenv("LATSCOPE_TEST_ARRIVE_LATE_S"));
+    const double late_hook = global && ctx->rank != 0 ? lts_test_hooks()->arrive_late_s : 0.0;
 
     double tstart = MPI_Wtime();
     lts_stop_reason_t decided = LTS_STOP_CONTINUE;

@@ -40,12 +40,14 @@
  *        half). The root stays rank 0, as in the barrier rows' release: MPICH's shared-memory
  *        broadcast (POSIX release_gather, its default on one node) is cheaper than a message,
  *        and dearer than a bare flag, and alternating roots would add its root-change cost
- * Test hook (for tests only): LATSCOPE_TEST_SEND_COST_S and LATSCOPE_TEST_RECV_COST_S, read once
- * per point at init, are busy-waited inside every timed send and receive call path of these
- * operations (both ranks), so a test can check that the fit recovers known o_s and o_r
- * increments and an unchanged L. Unset (the normal case) they cost nothing. */
+ * Test hook (for tests only): the hooks' send_cost_s and recv_cost_s (include/latscope/hooks.h;
+ * latscope-bench takes them from LATSCOPE_TEST_SEND_COST_S / _RECV_COST_S), read once per point at
+ * init, are busy-waited inside every timed send and receive call path of these operations (both
+ * ranks), so a test can check that the fit recovers known o_s and o_r increments and an unchanged
+ * L. Zero (the normal case) they cost nothing. */
 #include "latscope/logp.h"
 #include "latscope/errors.h"
+#include "latscope/hooks.h"
 #include <math.h>
 #include <sched.h>
 #include <stdint.h>
@@ -75,14 +77,6 @@ static void spin(double s) {
     double t = MPI_Wtime() + s;
     while (MPI_Wtime() < t) {
     }
-}
-
-static double env_cost(const char *name) {
-    const char *v = getenv(name);
-    if (!v || !*v) return 0.0;
-    char *end;
-    double x = strtod(v, &end);
-    return (end != v && *end == '\0' && isfinite(x) && x > 0) ? x : 0.0;
 }
 
 /* Sends and receives with the test hook's extra cost inside the call path. The send cost comes
@@ -120,8 +114,8 @@ static double quick_rtt(lts_op_ctx_t *c) {
 static int logp_init(lts_op_ctx_t *c) {
     logp_state_t *s = calloc(1, sizeof *s);
     if (!s) return LTS_ENOMEM;
-    s->send_cost_s = env_cost("LATSCOPE_TEST_SEND_COST_S");
-    s->recv_cost_s = env_cost("LATSCOPE_TEST_RECV_COST_S");
+    s->send_cost_s = lts_test_hooks()->send_cost_s;
+    s->recv_cost_s = lts_test_hooks()->recv_cost_s;
     c->state = s;
     return LTS_OK;
 }

@@ -7,6 +7,7 @@
  * reference computes the client's model and sends it; clients never compute. */
 #include "latscope/clocksync.h"
 #include "latscope/errors.h"
+#include "latscope/hooks.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,17 +398,11 @@ int lts_clocksync(MPI_Comm comm, const char *method, const lts_clocksync_opts_t 
     return lts_clocksync_check(comm, clk, o->residual_exchanges, info);
 }
 
-int lts_timer_test_skew_from_env(lts_timer_t *t, int rank) {
-    const char *v = getenv("LATSCOPE_TEST_CLOCK_SKEW");
-    if (!v || !*v) return 0;
-    char *end;
-    double off = strtod(v, &end);
-    if (end == v || *end != ',') return LTS_EINVAL;
-    const char *p = end + 1;
-    double drift = strtod(p, &end);
-    if (end == p || *end || !isfinite(off) || !isfinite(drift)) return LTS_EINVAL;
-    t->skew_offset_s = rank * off;
-    t->skew_drift = rank * drift;
+int lts_timer_apply_test_skew(lts_timer_t *t, int rank) {
+    const lts_test_hooks_t *h = lts_test_hooks();
+    if (!h->clock_skew) return 0;
+    t->skew_offset_s = rank * h->skew_offset_s;
+    t->skew_drift = rank * h->skew_drift;
     /* the host-wide epoch (boot), so that on one host the injected skew is the only difference
      * between the ranks' clocks and the tests know the true offsets */
     t->epoch_s = 0.0;

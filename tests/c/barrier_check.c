@@ -14,6 +14,7 @@
  *   SPEC: the rows to check (default: all rows, tree rows at k = 2, 3, 4); "null" must fail.
  * Prints "ok" on rank 0 and exits 0; otherwise what failed, exit 1 on every rank. */
 #include "latscope/latscope.h"
+#include "test_hooks.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,10 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    lts_test_hooks_t hooks;
+    char hmsg[256];
+    CHECK(lts_test_hooks_from_env(&hooks, hmsg, sizeof hmsg) == 0, "%s", hmsg);
+    lts_set_test_hooks(&hooks);   /* LATSCOPE_TEST_SHM_NODE_SIZE: fake nodes for the shm rows */
     int iters = argc > 1 ? atoi(argv[1]) : 20;
     double delta = (argc > 2 ? atof(argv[2]) : 30.0) * 1e-6;
     if (iters < 1) iters = 1;

@@ -3,8 +3,10 @@
  * that stops half-way (a line fitted to the first part extrapolates badly), are rejected for
  * offset only. */
 #include "latscope/latscope.h"
+#include "test_hooks.h"
 #include "check.h"
 #include <stdlib.h>
+#include <string.h>
 
 int main(void) {
     enum { N = 12 };
@@ -50,15 +52,38 @@ int main(void) {
     CHECK(lts_parse_duration("2h", &s) == LTS_EINVAL);
     CHECK(lts_parse_duration("7200", &s) == LTS_ERANGE);
 
-    /* the timer skew test hook */
+    /* the test hooks: the programs' reading of LATSCOPE_TEST_* (apps/test_hooks.c), the library's
+     * use of what they were given (the timer skew) */
     lts_timer_t tm = {0};
+    lts_test_hooks_t h;
+    char msg[256];
     setenv("LATSCOPE_TEST_CLOCK_SKEW", "0.5,1e-4", 1);
-    CHECK(lts_timer_test_skew_from_env(&tm, 3) == 1);
+    setenv("LATSCOPE_TEST_SHM_NODE_SIZE", "2", 1);
+    setenv("LATSCOPE_TEST_RECV_COST_S", "2e-6", 1);
+    CHECK(lts_test_hooks_from_env(&h, msg, sizeof msg) == 0);
+    CHECK(h.clock_skew == 1 && h.shm_node_size == 2 && h.send_cost_s == 0.0);
+    CHECK_NEAR(h.recv_cost_s, 2e-6, 1e-18);
+    CHECK(lts_timer_apply_test_skew(&tm, 3) == 0);   /* not handed to the library yet */
+    lts_set_test_hooks(&h);
+    CHECK(lts_test_hooks()->shm_node_size == 2);
+    CHECK(lts_timer_apply_test_skew(&tm, 3) == 1);
     CHECK_NEAR(tm.skew_offset_s, 1.5, 1e-12);
     CHECK_NEAR(tm.skew_drift, 3e-4, 1e-15);
-    setenv("LATSCOPE_TEST_CLOCK_SKEW", "0.5;x", 1);
-    CHECK(lts_timer_test_skew_from_env(&tm, 1) == LTS_EINVAL);
-    unsetenv("LATSCOPE_TEST_CLOCK_SKEW");
-    CHECK(lts_timer_test_skew_from_env(&tm, 1) == 0);
+    lts_set_test_hooks(NULL);
+    CHECK(lts_test_hooks()->shm_node_size == 0 && !lts_test_hooks()->clock_skew);
+    static const char *bad[][2] = {{"LATSCOPE_TEST_CLOCK_SKEW", "0.5;x"}, {"LATSCOPE_TEST_CLOCK_SKEW", "0.5,"},
+                                   {"LATSCOPE_TEST_SHM_NODE_SIZE", "0"}, {"LATSCOPE_TEST_SHM_NODE_SIZE", "2x"},
+                                   {"LATSCOPE_TEST_SEND_COST_S", "-1e-6"}, {"LATSCOPE_TEST_ARRIVE_LATE_S", "soon"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsetenv("LATSCOPE_TEST_CLOCK_SKEW");
+        unsetenv("LATSCOPE_TEST_SHM_NODE_SIZE");
+        setenv(bad[i][0], bad[i][1], 1);
+        msg[0] = 0;
+        CHECK(lts_test_hooks_from_env(&h, msg, sizeof msg) == LTS_EINVAL);
+        CHECK(strstr(msg, bad[i][0]) && strstr(msg, bad[i][1]));   /* names the variable and the value */
+        unsetenv(bad[i][0]);
+    }
+    unsetenv("LATSCOPE_TEST_RECV_COST_S");
+    CHECK(lts_test_hooks_from_env(&h, msg, sizeof msg) == 0 && !h.clock_skew && h.recv_cost_s == 0.0);
     return CHECK_DONE();
 }

@@ -225,3 +225,12 @@ def test_bench_bad_input_exit_2(np_, args, needle):
 def test_one_rank_is_not_a_pair():
     cp = mpirun(1, ["logp", "--sizes", "0"], timeout=60)
     assert cp.returncode == 2 and "at least 2 ranks" in cp.stderr
+
+
+def test_bad_test_hook_value_is_refused_on_every_rank(monkeypatch):
+    """The hooks are read by the program (apps/test_hooks.c), not the library: a malformed value
+    is named, exit 2 on every rank, never taken as zero."""
+    monkeypatch.setenv("LATSCOPE_TEST_SEND_COST_S", "2us")
+    cp = mpirun(2, ["logp", "--sizes", "0", "--ops", "o_s", "--max-reps", "5"], timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert "LATSCOPE_TEST_SEND_COST_S='2us'" in cp.stderr and "seconds >= 0" in cp.stderr
