@@ -71,7 +71,8 @@ import socket
 ss = [socket.socket() for _ in range(2)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in ss))')
-NODE=$(hostname -s)
+NODE=$(uname -n)
+NODE=${NODE%%.*}   # the short host name: slurmd -N and the node list
 CPUS=${LTS_SLURM_CPUS:-2}
 mkdir -p "$T/state" "$T/spool"
 
