@@ -19,6 +19,7 @@ import sys
 import sysconfig
 import tarfile
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -32,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHECKOUT_VARS = ("LATSCOPE_BUILD_DIR", "LATSCOPE_MPIEXEC", "MPIEXEC", "VIRTUAL_ENV", "PYTHONPATH", "LD_LIBRARY_PATH")
 
 
-def sh(cmd: list[str | Path], timeout: float = 300, env: dict[str, str] | None = None,
+def sh(cmd: Sequence[str | Path], timeout: float = 300, env: dict[str, str] | None = None,
        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run; fail with the command and the end of its output when it fails or prints a traceback."""
     cp = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
@@ -95,7 +96,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     (sdist,), (wheel,) = sorted(dist.glob("*.tar.gz")), sorted(dist.glob("*.whl"))
 
     sh([sys.executable, "-m", "venv", "--without-pip", venv])
-    pip = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "--disable-pip-version-check"]
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python",
+                             "--disable-pip-version-check"]
     if bundled:   # the run-time dependency, really installed: its libmpi and mpiexec in the new venv
         sh([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", wheels, bundled_pin()])
         sh(pip + ["install", "--quiet", "--no-index", "--find-links", wheels, bundled_pin()])
