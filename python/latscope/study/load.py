@@ -92,7 +92,7 @@ class Options:
 
 
 def options(args: argparse.Namespace) -> Options:
-    from latscope.units import parse_duration, parse_size
+    from latscope.units import parse_duration
 
     loads = parse_loads(args.loads)
     try:
@@ -102,23 +102,25 @@ def options(args: argparse.Namespace) -> Options:
     if not 0 < duration <= 3600:
         raise StudyError(f"--duration {args.duration}: must be above 0 and at most 1 h")
     samples = _int(args.samples, "--samples", 20)
-    try:
-        size = parse_size(args.size)
-    except ValueError as e:
-        raise StudyError(f"--size: {e}") from None
-    if size != int(size) or not 0 <= size <= 1 << 20:
-        raise StudyError(f"--size {args.size}: a whole number of bytes from 0 to 1M (a small message)")
-    try:
-        csize = parse_size(args.congest_size)
-    except ValueError as e:
-        raise StudyError(f"--congest-size: {e}") from None
-    if csize != int(csize) or not 1 <= csize <= 1 << 30:
-        raise StudyError(f"--congest-size {args.congest_size}: a whole number of bytes from 1 to 1G")
+    size = _bytes(args.size, "--size", 0, 1 << 20, "0 to 1M (a small message)")
+    _bytes(args.congest_size, "--congest-size", 1, 1 << 30, "1 to 1G")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise StudyError(f"-o {out}: exists and is not a directory")
-    return Options(loads, duration, samples, int(size), args.congest_size, args.bandwidth,
+    return Options(loads, duration, samples, size, args.congest_size, args.bandwidth,
                    _int(args.seed, "--seed", 0), out)
+
+
+def _bytes(text: str, flag: str, lo: int, hi: int, allowed: str) -> int:
+    from latscope.units import parse_size
+
+    try:
+        v = parse_size(text)
+    except ValueError as e:
+        raise StudyError(f"{flag}: {e}") from None
+    if v != int(v) or not lo <= v <= hi:
+        raise StudyError(f"{flag} {text}: a whole number of bytes from {allowed}")
+    return int(v)
 
 
 def _int(text: str, flag: str, lo: int) -> int:
