@@ -129,9 +129,9 @@ static void app_extra(lts_json_t *j, int is_meta, void *ud) {
     lts_json_int(j, "ranks_per_node", x->ranks_node);
 }
 
-static void app_on_point(void *ud, const lts_point_t *pt, const lts_app_point_t *ap) {
+static void app_on_point(void *ud, const lts_point_t *pt) {
     app_emit_t *x = ud;
-    x->ap = ap;
+    x->ap = pt->app;
     on_point(x->e, pt);
 }
 

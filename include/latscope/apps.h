@@ -82,8 +82,6 @@ typedef struct lts_app_pattern {
 
 extern const lts_registry_t lts_app_registry;
 
-typedef void (*lts_app_point_cb)(void *ud, const lts_point_t *pt, const lts_app_point_t *ap);
-
 typedef struct lts_app_cfg {
     const lts_app_pattern_t *pattern;
     lts_app_params_t params;
@@ -92,7 +90,7 @@ typedef struct lts_app_cfg {
     const int *blocks;       /* dag: block counts b (one point per size x b); NULL for remap */
     size_t nblocks;
     lts_measure_cfg_t measure;
-    lts_app_point_cb on_point;  /* on rank 0 of comm, for every point */
+    lts_point_cb on_point;   /* on rank 0 of comm, for every point; pt->app: what the pattern saw */
     void *ud;
     char *errmsg;            /* on LTS_APP_EVERIFY: the first failure (rank 0); may be NULL */
     size_t errlen;

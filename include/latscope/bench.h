@@ -133,11 +133,13 @@ typedef struct lts_measurement {
     const char *sync;       /* the sync row used (auto resolved) */
     long discarded;         /* timed repetitions dropped as warm-up by the stationarity check (reps.h) */
     int stationary;         /* 1: the kept samples passed the stationarity check; 0: not (or never checked) */
+    double *tasks;          /* individual timing: per rank of the communicator, its task's median (root: NaN) */
+    int ntasks;             /* entries of tasks (0: none) */
 } lts_measurement_t;
 
 /* Every scalar of a measurement as LTS_MEASUREMENT_NSCALARS doubles, to move it between ranks
  * (the samples and per-rank arrays travel separately); unpack leaves those pointers NULL. */
-#define LTS_MEASUREMENT_NSCALARS 13
+#define LTS_MEASUREMENT_NSCALARS 14
 void lts_measurement_pack(const lts_measurement_t *m, double *h);
 void lts_measurement_unpack(const double *h, lts_measurement_t *m);
 
@@ -160,11 +162,37 @@ typedef struct lts_point {
     const char *alg;        /* collectives: the algorithm (NULL for p2p) */
     int root;               /* collectives: world rank of the root */
     const char *timing;     /* the timing method's name */
-    const double *tasks;    /* individual timing: per rank of comm, the task's median (root: NaN) */
-    int ntasks;
+    const struct lts_app_point *app;   /* application patterns: what the pattern saw (apps.h); else NULL */
 } lts_point_t;
 
 typedef void (*lts_point_cb)(void *ud, const lts_point_t *pt);
+
+/* ---- the one point runner (src/bench/point.c) ------------------------------------------- */
+
+typedef int (*lts_measure_fn)(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *cfg,
+                              lts_measurement_t *out);
+
+/* One point: what is measured (the campaign says), who measures it, where its result lives. */
+typedef struct lts_point_job {
+    lts_point_t pt;            /* the point as rank 0 reports it; the runner sets pt.m */
+    int src;                   /* rank in the runner's comm that holds the result (the group's rank 0) */
+    /* on the ranks that measure this job (the others: ctx NULL) */
+    const lts_op_desc_t *op;
+    lts_op_ctx_t *ctx;
+    lts_measure_cfg_t measure;
+    lts_measure_fn fn;         /* NULL: lts_measure */
+    /* optional, on the measuring ranks, collective over ctx->comm, after measuring: checks the
+     * outcome (e.g. an application's verification) and fills what pt refers to; returns rc */
+    int (*settle)(struct lts_point_job *job, int rc);
+    void *settle_state;        /* settle's own */
+} lts_point_job_t;
+
+/* Measure, move, emit. Each rank measures the job it takes part in (at most one: the jobs of a
+ * call are measured side by side), then every job's measurement moves whole -- each scalar, the
+ * samples, the per-rank statistics, the individual tasks -- from its src to rank 0 of comm,
+ * which calls emit(ud, &job->pt) for each, in the order given; a job that failed is not
+ * emitted. Collective over comm; returns the lowest rc of any rank (0: all points emitted). */
+int lts_point_run(MPI_Comm comm, lts_point_job_t *jobs, size_t njobs, lts_point_cb emit, void *ud);
 
 typedef struct lts_p2p_cfg {
     const lts_op_desc_t *op;

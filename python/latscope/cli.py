@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from latscope import fit
 from latscope.results import ResultsError, load
@@ -73,9 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--params", help="parameters file to include")
     rp.add_argument("-o", "--out", default="report.html")
 
-    plugins: dict = {}
-    fit_plugins: dict = {}
-    results_plugins: dict = {}
+    plugins: dict[str, Any] = {}
+    fit_plugins: dict[str, Any] = {}
+    results_plugins: dict[str, Any] = {}
     for modname in PLUGIN_MODULES:
         mod = importlib.import_module(modname)
         if hasattr(mod, "add_fit_parser"):   # `latscope fit NAME` from a plugin
@@ -168,7 +169,7 @@ def _main(argv: list[str] | None = None) -> int:
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.cmd in args._plugins:
-            return args._plugins[args.cmd].main(args)
+            return int(args._plugins[args.cmd].main(args))
         if args.cmd == "bench":
             if args.np is not None and args.np < 1:
                 return _fail(f"--np {args.np}: must be a positive number of ranks")
@@ -202,7 +203,7 @@ def _main(argv: list[str] | None = None) -> int:
                         print(f"latscope: warning: {fn}: {w}", file=sys.stderr)
             return 0
         if args.cmd == "fit" and args.model in args._fit_plugins:
-            return args._fit_plugins[args.model].fit_main(args)
+            return int(args._fit_plugins[args.model].fit_main(args))
         if args.cmd == "fit":
             if not 0 < args.confidence < 1:
                 return _fail(f"--confidence {args.confidence}: must be in the open interval (0, 1)")

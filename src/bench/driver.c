@@ -50,9 +50,12 @@ enum { TAG_CONFIRM = 0x4c43, TAG_ACK = 0x4c44 };
 void lts_measurement_free(lts_measurement_t *m) {
     free(m->samples);
     free(m->local);
+    free(m->tasks);
     m->samples = NULL;
     m->local = NULL;
+    m->tasks = NULL;
     m->n = 0;
+    m->nlocal = m->ntasks = 0;
 }
 
 void *lts_buffer_alloc(size_t bytes) {
@@ -68,6 +71,7 @@ void lts_measurement_pack(const lts_measurement_t *m, double *h) {
     h[5] = (double)m->reps_invalid; h[6] = (double)m->negative; h[7] = m->confirm_s; h[8] = m->window_s;
     h[9] = m->local ? m->nlocal : 0; h[10] = (double)m->discarded; h[11] = m->stationary;
     h[12] = m->sync ? lts_reg_find(&lts_sync_registry, m->sync) : -1;
+    h[13] = m->tasks ? m->ntasks : 0;
 }
 
 void lts_measurement_unpack(const double *h, lts_measurement_t *m) {
@@ -76,6 +80,7 @@ void lts_measurement_unpack(const double *h, lts_measurement_t *m) {
     m->reps_invalid = (long)h[5]; m->negative = (long)h[6]; m->confirm_s = h[7]; m->window_s = h[8];
     m->nlocal = (int)h[9]; m->discarded = (long)h[10]; m->stationary = (int)h[11];
     m->sync = h[12] >= 0 ? lts_reg_row(&lts_sync_registry, (size_t)h[12])->name : NULL;
+    m->ntasks = (int)h[13];
 }
 
 static void spin(const lts_timer_t *t, double seconds) {

@@ -789,6 +789,30 @@ static int agree_verify(lts_app_run_state_t *st, MPI_Comm comm, char *out, size_
     return 1;
 }
 
+/* The point runner's settle step (point.c): every rank learns whether any rank's check failed
+ * (rank 0 gets the failing rank's text), then rank 0 fills in what the pattern saw. */
+typedef struct {
+    lts_app_run_state_t *st;
+    const lts_app_cfg_t *cfg;
+    lts_app_point_t ap;
+} app_settle_t;
+
+static int app_settle(lts_point_job_t *job, int rc) {
+    app_settle_t *x = job->settle_state;
+    lts_app_run_state_t *st = x->st;
+    const lts_app_cfg_t *cfg = x->cfg;
+    if (rc == LTS_OK && agree_verify(st, job->ctx->comm, cfg->errmsg, cfg->errlen)) rc = LTS_APP_EVERIFY;
+    if (rc == LTS_OK && st->me == 0) {
+        const lts_app_pattern_t *pat = cfg->pattern;
+        const int n = cfg->params.grid;
+        x->ap = (lts_app_point_t){pat->op.name, job->pt.alg, st->bytes, st->blocks,
+                                  pat->uses_blocks ? st->bytes * (size_t)((n + st->blocks - 1) / st->blocks) : 0,
+                                  st->recv_min, st->recv_max, st->rounds, st->task_s, st->rr_rtt_s, st->rr_handler_s};
+        job->pt.app = &x->ap;
+    }
+    return rc;
+}
+
 int lts_app_run(MPI_Comm comm, const lts_app_cfg_t *cfg) {
     const lts_app_pattern_t *pat = cfg->pattern;
     lts_app_run_state_t st;
@@ -819,27 +843,14 @@ int lts_app_run(MPI_Comm comm, const lts_app_cfg_t *cfg) {
             ctx.bytes = st.bytes;
             ctx.state = &st;
             ctx.req = MPI_REQUEST_NULL;
-            lts_measurement_t m;
-            rc = lts_measure(&pat->op, &ctx, &cfg->measure, &m);
-            if (rc == LTS_OK && agree_verify(&st, comm, cfg->errmsg, cfg->errlen)) rc = LTS_APP_EVERIFY;
-            if (rc == LTS_OK && st.me == 0 && cfg->on_point) {
-                int all = -1;
-                lts_point_t pt;
-                memset(&pt, 0, sizeof pt);
-                pt.op = pat->op.name;
-                pt.group = &all;
-                pt.bytes = pt.reply_bytes = st.bytes;
-                pt.m = &m;
-                pt.alg = pat->variant(&cfg->params);
-                pt.root = 0;
-                const int n = cfg->params.grid;
-                lts_app_point_t ap = {pat->op.name, pt.alg, st.bytes, st.blocks,
-                                      pat->uses_blocks ? st.bytes * (size_t)((n + st.blocks - 1) / st.blocks) : 0,
-                                      st.recv_min, st.recv_max, st.rounds, st.task_s, st.rr_rtt_s,
-                                      st.rr_handler_s};
-                cfg->on_point(cfg->ud, &pt, &ap);
-            }
-            lts_measurement_free(&m);
+            static const int all = -1;
+            app_settle_t settle = {&st, cfg, {0}};
+            lts_point_job_t job = {
+                .pt = {.op = pat->op.name, .group = &all, .bytes = st.bytes, .reply_bytes = st.bytes,
+                       .alg = pat->variant(&cfg->params), .root = 0},
+                .src = 0, .op = &pat->op, .ctx = &ctx, .measure = cfg->measure, .settle = app_settle,
+                .settle_state = &settle};
+            rc = lts_point_run(comm, &job, 1, cfg->on_point, cfg->ud);
         }
     if (pat->teardown) pat->teardown(&st);
     MPI_Comm_free(&st.comm);

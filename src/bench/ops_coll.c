@@ -67,41 +67,16 @@ int lts_coll_individual_ok(int op, const char *alg) {
            (!strcmp(alg, "linear") || !strcmp(alg, "binomial"));
 }
 
-/* The root's measurement (and per-task medians), moved to rank 0 of the caller's communicator,
- * which writes. Everything travels as doubles. */
-static int move_to_rank0(MPI_Comm comm, int root, int me, lts_measurement_t *m, double *tasks, int P) {
-    enum { TAG = 0x4c55, NH = LTS_MEASUREMENT_NSCALARS + 1 };
-    if (root == 0 || (me != root && me != 0)) return LTS_OK;
-    double h[NH];
-    if (me == root) {
-        lts_measurement_pack(m, h);
-        h[NH - 1] = tasks ? 1 : 0;
-        MPI_Send(h, NH, MPI_DOUBLE, 0, TAG, comm);
-        MPI_Send(m->samples, (int)m->n, MPI_DOUBLE, 0, TAG, comm);
-        if (m->local) MPI_Send(m->local, 4 * m->nlocal, MPI_DOUBLE, 0, TAG, comm);
-        if (tasks) MPI_Send(tasks, P, MPI_DOUBLE, 0, TAG, comm);
-        lts_measurement_free(m);
-        return LTS_OK;
-    }
-    MPI_Recv(h, NH, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
-    lts_measurement_unpack(h, m);
-    m->samples = malloc((m->n + 1) * sizeof *m->samples);
-    if (m->nlocal) m->local = malloc(4 * (size_t)m->nlocal * sizeof *m->local);
-    if (!m->samples || (m->nlocal && !m->local)) { MPI_Abort(comm, 1); return LTS_ENOMEM; }
-    MPI_Recv(m->samples, (int)m->n, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
-    if (m->nlocal) MPI_Recv(m->local, 4 * m->nlocal, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
-    if (h[NH - 1] != 0.0) MPI_Recv(tasks, P, MPI_DOUBLE, root, TAG, comm, MPI_STATUS_IGNORE);
-    return LTS_OK;
-}
-
 /* Individual-task method: one measurement per target rank i (root -> i with an ack); the point's
  * value is the slowest task, whose samples are kept; every task's median goes in tasks[i]. */
 static int measure_individual(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *mc,
-                              lts_measurement_t *out, double *tasks) {
+                              lts_measurement_t *out) {
     memset(out, 0, sizeof *out);
     double worst = -INFINITY;
     double wall = 0.0;
     long total = 0;
+    double *tasks = malloc((size_t)ctx->size * sizeof *tasks);
+    if (!tasks) MPI_Abort(ctx->comm, 1);   /* in a collective context: the others would wait */
     for (int i = 0; i < ctx->size; i++) tasks[i] = NAN;
     for (int t = 1; t < ctx->size; t++) {
         lts_measure_cfg_t c = *mc;
@@ -110,7 +85,7 @@ static int measure_individual(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const 
         c.ack_s = 0.0;
         lts_measurement_t m;
         int rc = lts_measure(op, ctx, &c, &m);
-        if (rc) { lts_measurement_free(out); return rc; }
+        if (rc) { lts_measurement_free(out); free(tasks); return rc; }
         wall += m.wall_s;
         total += m.reps_total;
         double med = NAN;
@@ -130,6 +105,12 @@ static int measure_individual(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const 
     }
     out->wall_s = wall;
     out->reps_total = total;
+    if (ctx->rank == 0) {   /* the result lives on the root: the tasks travel with it */
+        out->tasks = tasks;
+        out->ntasks = ctx->size;
+    } else {
+        free(tasks);
+    }
     return LTS_OK;
 }
 
@@ -170,8 +151,7 @@ int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
     ctx.root = 0;
     ctx.sbuf = lts_buffer_alloc(maxb + 1);
     ctx.rbuf = lts_buffer_alloc(maxb + 1);
-    double *tasks = malloc((size_t)P * sizeof *tasks);
-    int lok = ctx.sbuf && ctx.rbuf && tasks, ok;
+    int lok = ctx.sbuf && ctx.rbuf, ok;
     MPI_Allreduce(&lok, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok) { rc = LTS_ENOMEM; goto out; }
     memset(ctx.sbuf, me & 0xff, maxb + 1);
@@ -200,26 +180,21 @@ int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
                     if (need && (rc = do_sync(rc_comm, cfg, &clk, &synced_at))) break;
                     mc.clock = &clk;
                 }
-                lts_measurement_t m;
-                int individual = tm == LTS_TIMING_INDIVIDUAL;
-                rc = individual ? measure_individual(op, &ctx, &mc, &m, tasks) : lts_measure(op, &ctx, &mc, &m);
-                if (rc) break;
-                move_to_rank0(comm, cfg->root, me, &m, individual ? tasks : NULL, P);
-                if (me == 0 && cfg->on_point) {
-                    int all = -1;
-                    lts_point_t pt = {op->name, &all, 0, 0, cfg->sizes[s], cfg->sizes[s], 0, &m, ctx.alg->name,
-                                      cfg->root, lts_reg_row(&lts_timing_registry, (size_t)tm)->name,
-                                      individual ? tasks : NULL, individual ? P : 0};
-                    cfg->on_point(cfg->ud, &pt);
-                }
-                lts_measurement_free(&m);
+                /* one job, measured by every rank; the result lives on the root */
+                static const int all = -1;
+                lts_point_job_t job = {
+                    .pt = {.op = op->name, .group = &all, .bytes = cfg->sizes[s], .reply_bytes = cfg->sizes[s],
+                           .alg = ctx.alg->name, .root = cfg->root,
+                           .timing = lts_reg_row(&lts_timing_registry, (size_t)tm)->name},
+                    .src = cfg->root, .op = op, .ctx = &ctx, .measure = mc,
+                    .fn = tm == LTS_TIMING_INDIVIDUAL ? measure_individual : NULL};
+                rc = lts_point_run(comm, &job, 1, cfg->on_point, cfg->ud);
             }
         }
     }
 out:
     free(ctx.sbuf);
     free(ctx.rbuf);
-    free(tasks);
     MPI_Comm_free(&rc_comm);
     return rc;
 }

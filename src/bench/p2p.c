@@ -1,14 +1,12 @@
 /* Point-to-point campaigns (MPIBlib §3): every group (pair or triplet) measured either one at a
- * time while the others wait (seq) or in rounds of disjoint groups in parallel (par). Results
- * travel to rank 0, which calls the point callback. */
+ * time while the others wait (seq) or in rounds of disjoint groups in parallel (par). The campaign
+ * says what each round measures; the point runner (point.c) measures, moves to rank 0, emits. */
 #include "latscope/bench.h"
 #include "latscope/errors.h"
 #include "latscope/sched.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RESULT_TAG 4242
 
 int lts_all_pairs(int P, int **out, size_t *npairs) {
     int R = lts_tournament_rounds(P);
@@ -35,35 +33,6 @@ int lts_all_triplets(int P, int **out, size_t *n) {
                 if (i != j && i != l) { a[3 * k] = i; a[3 * k + 1] = j; a[3 * k + 2] = l; k++; }
     *out = a;
     *n = k;
-    return LTS_OK;
-}
-
-/* Send one point's outcome (every scalar, then the samples) from the group's root to rank 0. */
-static int send_point(MPI_Comm comm, const lts_measurement_t *m) {
-    size_t len = LTS_MEASUREMENT_NSCALARS + m->n;
-    double *b = malloc(len * sizeof *b);
-    if (!b) return LTS_ENOMEM;
-    lts_measurement_pack(m, b);
-    memcpy(b + LTS_MEASUREMENT_NSCALARS, m->samples, m->n * sizeof *b);
-    int rc = MPI_Send(b, (int)len, MPI_DOUBLE, 0, RESULT_TAG, comm) ? LTS_EMPI : LTS_OK;
-    free(b);
-    return rc;
-}
-
-static int recv_point(MPI_Comm comm, int src, lts_measurement_t *m) {
-    MPI_Status st;
-    int len;
-    MPI_Probe(src, RESULT_TAG, comm, &st);
-    MPI_Get_count(&st, MPI_DOUBLE, &len);
-    double *b = malloc((size_t)len * sizeof *b);
-    if (!b) return LTS_ENOMEM;
-    MPI_Recv(b, len, MPI_DOUBLE, src, RESULT_TAG, comm, MPI_STATUS_IGNORE);
-    lts_measurement_unpack(b, m);
-    m->nlocal = 0;   /* p2p has no per-rank statistics */
-    m->samples = malloc((m->n ? m->n : 1) * sizeof *m->samples);
-    if (!m->samples) { free(b); return LTS_ENOMEM; }
-    memcpy(m->samples, b + LTS_MEASUREMENT_NSCALARS, m->n * sizeof *m->samples);
-    free(b);
     return LTS_OK;
 }
 
@@ -120,52 +89,46 @@ int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg) {
     for (size_t i = 0; i < bsz; i++) sbuf[i] = (char)(i * 31 + me);
     memset(rbuf, 0, bsz);
 
+    /* the jobs of one round: its groups in schedule order (rank 0 reports them so) */
+    size_t maxg = 1;
+    for (int r = 0; r < R; r++) if ((size_t)groups_in_round[r] > maxg) maxg = (size_t)groups_in_round[r];
+    lts_point_job_t *jobs = calloc(maxg, sizeof *jobs);
+    if (!jobs) MPI_Abort(comm, 1);   /* every rank needs its job list: no way to agree without it */
+    lts_op_ctx_t ctx;
     for (size_t s = 0; s < cfg->nsizes && rc == LTS_OK; s++) {
         for (int r = 0; r < R && rc == LTS_OK; r++) {
-            lts_measurement_t m;
-            memset(&m, 0, sizeof m);
-            int g = my_group[r], mrc = LTS_OK;
-            if (g >= 0) {
-                lts_op_ctx_t ctx;
+            size_t nj = 0;
+            for (size_t gg = 0; gg < cfg->ngroups; gg++) {
+                if (round_of[gg] != r) continue;
+                const int *grp = cfg->groups + gg * (size_t)W;
+                lts_point_job_t *job = &jobs[nj++];
+                memset(job, 0, sizeof *job);
+                job->pt = (lts_point_t){.op = op->name, .group = grp, .group_size = W, .round = r,
+                                        .bytes = cfg->sizes[s],
+                                        .reply_bytes = cfg->reply_bytes >= 0 ? (size_t)cfg->reply_bytes : cfg->sizes[s],
+                                        .window = cfg->window, .root = -1};
+                job->src = grp[0];
+                if ((int)gg != my_group[r]) continue;
                 memset(&ctx, 0, sizeof ctx);
                 ctx.comm = gcomm[r];
                 MPI_Comm_rank(ctx.comm, &ctx.rank);
                 ctx.size = W;
                 ctx.bytes = cfg->sizes[s];
-                ctx.reply_bytes = cfg->reply_bytes >= 0 ? (size_t)cfg->reply_bytes : cfg->sizes[s];
+                ctx.reply_bytes = job->pt.reply_bytes;
                 ctx.window = cfg->window;
                 ctx.sbuf = sbuf;
                 ctx.rbuf = rbuf;
+                job->op = op;
+                job->ctx = &ctx;
+                job->measure = cfg->measure;
                 /* groups measured side by side start each repetition together (--sync auto) */
-                lts_measure_cfg_t mc = cfg->measure;
-                mc.sync = lts_sync_resolve(mc.sync, op, groups_in_round[r] > 1, 0);
-                mrc = lts_measure(op, &ctx, &mc, &m);
-                if (mrc == LTS_OK && ctx.rank == 0 && me != 0) mrc = send_point(comm, &m);
+                job->measure.sync = lts_sync_resolve(job->measure.sync, op, groups_in_round[r] > 1, 0);
             }
-            /* rank 0 collects every group of this round, in schedule order */
-            if (me == 0) {
-                for (size_t gg = 0; gg < cfg->ngroups; gg++) {
-                    if (round_of[gg] != r) continue;
-                    const int *grp = cfg->groups + gg * (size_t)W;
-                    lts_measurement_t rm, *pm = &m;
-                    if (grp[0] != 0) {
-                        if (recv_point(comm, grp[0], &rm)) { mrc = LTS_ENOMEM; continue; }
-                        pm = &rm;
-                    }
-                    if (cfg->on_point) {
-                        lts_point_t pt = {op->name, grp, W, r, cfg->sizes[s],
-                                          cfg->reply_bytes >= 0 ? (size_t)cfg->reply_bytes : cfg->sizes[s],
-                                          cfg->window, pm, NULL, -1};
-                        cfg->on_point(cfg->ud, &pt);
-                    }
-                    if (pm != &m) lts_measurement_free(&rm);
-                }
-            }
-            lts_measurement_free(&m);
-            /* rounds are separated: the next one starts when all groups are done */
-            MPI_Allreduce(&mrc, &rc, 1, MPI_INT, MPI_MIN, comm);
+            /* rounds are separated: the runner returns when every group of the round is done */
+            rc = lts_point_run(comm, jobs, nj, cfg->on_point, cfg->ud);
         }
     }
+    free(jobs);
 out_buf:
     free(sbuf);
     free(rbuf);

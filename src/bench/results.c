@@ -244,10 +244,10 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
             lts_json_arr_end(&j);
             lts_json_obj_end(&j);
         }
-        if (pt->tasks) {
+        if (pt->m->tasks) {
             /* individual tasks: rank (of the renumbered communicator, root = 0) -> median */
             lts_json_arr_begin(&j, "task_median_s");
-            for (int r = 0; r < pt->ntasks; r++) lts_json_dbl(&j, NULL, pt->tasks[r]);
+            for (int r = 0; r < pt->m->ntasks; r++) lts_json_dbl(&j, NULL, pt->m->tasks[r]);
             lts_json_arr_end(&j);
         }
     }
