@@ -32,3 +32,9 @@ foreach(var LTS_HAVE_LARGE_COUNT LTS_HAVE_ISENDRECV LTS_HAVE_NEIGHBOR LTS_HAVE_P
     target_compile_definitions(inject-probe PRIVATE ${var})
   endif()
 endforeach()
+
+# The injector's message mode (LATSCOPE_INJECT_COLL=messages, issue 13 item 6): a bcast timed as
+# the job sees it (largest time over the ranks), beside its PMPI_ baseline; links only MPI.
+add_executable(inject-coll-probe ${CMAKE_SOURCE_DIR}/tests/c/inject_coll_probe.c)
+target_link_libraries(inject-coll-probe PRIVATE MPI::MPI_C)
+set_target_properties(inject-coll-probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

@@ -95,6 +95,14 @@ int lts_gather_linear(const void *sbuf, int scount, MPI_Datatype stype, void *rb
                       int root, MPI_Comm comm);
 int lts_gather_binomial(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                         int root, MPI_Comm comm);
+/* src/algos/reduce.c, alltoall.c (the injector's message mode, docs/delay-table.md); tag
+ * LTS_COLL_TAG + 2 for the reduce's forward from rank 0 to another root. */
+int lts_reduce_binomial(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+int lts_allreduce_reduce_bcast(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int lts_allgather_gather_bcast(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                               MPI_Datatype rtype, MPI_Comm comm);
+int lts_alltoall_pairwise(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                          MPI_Comm comm);
 
 /* ---- barrier algorithms (src/algos/barrier.c; docs/barriers.md) ------------------------------
  * Point-to-point tags: LTS_BARRIER_TAG .. LTS_BARRIER_TAG + 0xff (distinct from the other

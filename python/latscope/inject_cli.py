@@ -35,7 +35,7 @@ LIB_NAME = "liblatscope_inject.so"
 LAUNCHERS = {"mpiexec", "mpirun", "mpiexec.hydra", "mpiexec.gforker", "orterun", "prterun", "srun", "aprun",
              "jsrun", "flux", "ibrun"}
 ENV_KEYS = ("LATSCOPE_INJECT_TABLE", "LATSCOPE_INJECT_SEED", "LATSCOPE_INJECT_CALLS", "LATSCOPE_INJECT_RANKS",
-            "LATSCOPE_INJECT_LOG", "LATSCOPE_INJECT_STRICT")
+            "LATSCOPE_INJECT_LOG", "LATSCOPE_INJECT_STRICT", "LATSCOPE_INJECT_COLL")
 
 
 class InjectError(ValueError):
@@ -93,6 +93,7 @@ class InjectSettings:
     ranks: str | None = None
     log_prefix: Path | None = None
     strict: bool = True
+    coll: str = "calls"   # per collective call, or per message of latscope's own algorithm
 
     def env(self, base: dict[str, str] | None = None, preload: Path | None = None) -> dict[str, str]:
         env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in ENV_KEYS}
@@ -106,6 +107,7 @@ class InjectSettings:
             env["LATSCOPE_INJECT_CALLS"] = self.calls
         if self.ranks is not None:
             env["LATSCOPE_INJECT_RANKS"] = self.ranks
+        env["LATSCOPE_INJECT_COLL"] = self.coll
         if self.log_prefix is not None:
             env["LATSCOPE_INJECT_LOG"] = str(self.log_prefix.resolve())
         # in `inject run` the user asked for injection: a bad setting aborts instead of running uninjected
@@ -120,7 +122,7 @@ def _settings(args: argparse.Namespace, log_prefix: Path | None) -> InjectSettin
         if v is not None and (not v.strip() or any(c.isspace() for c in v)):
             raise InjectError(f"{flag} {v!r}: a comma-separated list without spaces, e.g. "
                               + ("p2p,coll,-barrier" if flag == "--calls" else "0,3-5"))
-    return InjectSettings(Path(args.table), args.seed, args.calls, args.ranks, log_prefix, not args.lenient)
+    return InjectSettings(Path(args.table), args.seed, args.calls, args.ranks, log_prefix, not args.lenient, args.coll)
 
 
 def read_logs(prefix: Path) -> list[dict[str, Any]]:
@@ -160,6 +162,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--calls", help="which calls are delayed: p2p, coll, all, call names, -exclusions "
                                    "(e.g. p2p,coll,-barrier; default all)")
     r.add_argument("--ranks", help="only these ranks inject, e.g. 0,3-5 (default all)")
+    r.add_argument("--coll", choices=("calls", "messages"), default="calls",
+                   help="collectives delayed once per call (default), or run as latscope's point-to-point "
+                        "algorithms with every message delayed (docs/delay-table.md)")
     r.add_argument("--log", metavar="DIR", help="each rank writes DIR/inject.<rank>.json at MPI_Finalize "
                                                 "(count, requested and achieved delay); a summary is printed")
     r.add_argument("--np", type=int, help="start COMMAND under mpiexec -n NP")

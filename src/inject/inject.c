@@ -5,6 +5,7 @@
  * Delay path: one LCG step (thread-local state), one table load, a busy-wait on the calibrated
  * cycle counter, relaxed atomic counters. No syscall, no lock, no sleep (paper §3.1). */
 #include "table.h"
+#include "latscope/algos.h"
 #include "latscope/timer.h"
 #include <mpi.h>
 #include <stdatomic.h>
@@ -100,7 +101,12 @@ static inline int lts_remote(int dest, MPI_Comm comm) {
     return inter;
 }
 
+/* Message mode: while a collective runs as latscope's point-to-point algorithm, its messages
+ * are delayed (and counted) as that collective, whatever the sends' own selection says. */
+static _Thread_local int lts_msgs_of = -1;
+
 static inline void lts_p2p(int call, int dest, MPI_Comm comm) {
+    if (__builtin_expect(lts_msgs_of >= 0, 0)) call = lts_msgs_of;
     if (lts_on && lts_enabled[call] && lts_remote(dest, comm)) lts_delay(call);
 }
 
@@ -115,6 +121,81 @@ static inline int lts_coll_sends(MPI_Comm comm) {
 static inline void lts_coll(int call, MPI_Comm comm) {
     if (lts_on && lts_enabled[call] && lts_coll_sends(comm)) lts_delay(call);
 }
+
+/* ---- LATSCOPE_INJECT_COLL=messages (docs/delay-table.md, "Per call or per message") ---------
+ * The seed delays every work request, so every message inside a collective (seed 004 §3.1). In
+ * this mode the blocking collectives below run as rows of latscope's algorithm registry
+ * (src/algos), whose MPI_Send/MPI_Isend/MPI_Sendrecv calls come back through this library's
+ * wrappers: a binomial bcast over P ranks is delayed ceil(log2 P) times on its critical path
+ * instead of once. The algorithms run on a duplicate of the caller's communicator (cached as an
+ * attribute, freed with it), so their tags never meet the application's messages. */
+static const struct { lts_coll_op_t op; const char *alg; } lts_msg_rows[] = {
+    {LTS_COLL_BARRIER, "dissemination"}, {LTS_COLL_BCAST, "binomial"},     {LTS_COLL_REDUCE, "binomial"},
+    {LTS_COLL_ALLREDUCE, "reduce-bcast"}, {LTS_COLL_SCATTER, "binomial"},  {LTS_COLL_GATHER, "binomial"},
+    {LTS_COLL_ALLGATHER, "gather-bcast"}, {LTS_COLL_ALLTOALL, "pairwise"},
+};
+static lts_coll_fn_t lts_msg_fn[LTS_COLL_NOPS];
+static int lts_msgs_mode, lts_finalizing, lts_shadow_key = MPI_KEYVAL_INVALID;
+
+static int lts_msgs_parse(const char *v, char *err, size_t errlen) {
+    lts_msgs_mode = v && !strcmp(v, "messages");
+    if (!v || !*v || lts_msgs_mode || !strcmp(v, "calls")) return 0;
+    snprintf(err, errlen, "LATSCOPE_INJECT_COLL='%s': allowed are calls (one delay per collective call) and messages "
+                          "(one per message of latscope's own algorithm)", v);
+    return -1;
+}
+
+static int lts_shadow_free(MPI_Comm comm, int key, void *val, void *extra) {
+    MPI_Comm *c = val;
+    if (!lts_finalizing) PMPI_Comm_free(c);   /* at MPI_Finalize the library frees what is left */
+    free(c);
+    return MPI_SUCCESS;
+}
+
+static int lts_msgs_setup(char *err, size_t errlen) {
+    for (size_t i = 0; i < sizeof lts_msg_rows / sizeof lts_msg_rows[0]; i++) {
+        const lts_coll_alg_t *a = lts_coll_find(lts_msg_rows[i].op, lts_msg_rows[i].alg);
+        if (!a) {
+            snprintf(err, errlen, "algorithm '%s' is not in latscope's registry", lts_msg_rows[i].alg);
+            return -1;
+        }
+        lts_msg_fn[lts_msg_rows[i].op] = a->fn;
+    }
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, lts_shadow_free, &lts_shadow_key, NULL) != MPI_SUCCESS) {
+        snprintf(err, errlen, "cannot create a communicator attribute key");
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 and *shadow set: run collective `call` as messages on *shadow. 0: the per-call path (mode
+ * off, call not selected, nothing to send, an intercommunicator, or already inside one). */
+static int lts_msgs_begin(int call, MPI_Comm comm, MPI_Comm *shadow) {
+    if (!lts_msgs_mode || !lts_on || !lts_enabled[call] || lts_msgs_of >= 0) return 0;
+    int inter = 0, flag = 0, n = 1;
+    PMPI_Comm_test_inter(comm, &inter);
+    PMPI_Comm_size(comm, &n);
+    if (inter || n < 2) return 0;
+    MPI_Comm *c = NULL;
+    if (PMPI_Comm_get_attr(comm, lts_shadow_key, &c, &flag) != MPI_SUCCESS) return 0;
+    if (!flag) {   /* first collective on comm: every member is here, so the dup is matched */
+        if (!(c = malloc(sizeof *c))) return 0;
+        if (PMPI_Comm_dup(comm, c) != MPI_SUCCESS) { free(c); return 0; }
+        PMPI_Comm_set_attr(comm, lts_shadow_key, c);
+    }
+    *shadow = *c;
+    lts_msgs_of = call;
+    return 1;
+}
+#define LTS_AS_MESSAGES(name, OP, member, args)                                  \
+    do {                                                                         \
+        MPI_Comm shadow;                                                         \
+        if (lts_msgs_begin(CALL(name), comm, &shadow)) {                         \
+            int rc_ = lts_msg_fn[OP].member args;                                \
+            lts_msgs_of = -1;                                                    \
+            return rc_;                                                          \
+        }                                                                        \
+    } while (0)
 
 /* ---- persistent sends: remember which requests send to a remote rank ------------------- */
 /* MPI_Request is an int (MPICH) or a pointer (Open MPI): keyed by its bytes. */
@@ -177,6 +258,8 @@ static int lts_setup_local(int rank, int size, char *err, size_t errlen) {
     if (lts_inject_table_load(tpath, lts_table, err, errlen)) return -1;
     if (lts_inject_seed_parse(getenv("LATSCOPE_INJECT_SEED"), &lts_seed, err, errlen)) return -1;
     if (lts_inject_calls_parse(getenv("LATSCOPE_INJECT_CALLS"), lts_enabled, err, errlen)) return -1;
+    if (lts_msgs_parse(getenv("LATSCOPE_INJECT_COLL"), err, errlen)) return -1;
+    if (lts_msgs_mode && lts_msgs_setup(err, errlen)) return -1;
     const char *rs = getenv("LATSCOPE_INJECT_RANKS");
     int mine = 1;
     if (rs) {
@@ -327,6 +410,7 @@ static void lts_write_log(void) {
 int MPI_Finalize(void) {
     lts_write_log();
     lts_on = 0;
+    lts_finalizing = 1;
     return PMPI_Finalize();
 }
 
@@ -416,22 +500,31 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 }
 
 /* ---- collectives: the library's own point-to-point inside them never reaches PMPI --------- */
-int MPI_Barrier(MPI_Comm comm) { lts_coll(CALL(barrier), comm); return PMPI_Barrier(comm); }
+int MPI_Barrier(MPI_Comm comm) {
+    LTS_AS_MESSAGES(barrier, LTS_COLL_BARRIER, barrier, (shadow));
+    lts_coll(CALL(barrier), comm);
+    return PMPI_Barrier(comm);
+}
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+    LTS_AS_MESSAGES(bcast, LTS_COLL_BCAST, bcast, (buffer, count, datatype, root, shadow));
     lts_coll(CALL(bcast), comm);
     return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                MPI_Comm comm) {
+    LTS_AS_MESSAGES(reduce, LTS_COLL_REDUCE, reduce, (sendbuf, recvbuf, count, datatype, op, root, shadow));
     lts_coll(CALL(reduce), comm);
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    LTS_AS_MESSAGES(allreduce, LTS_COLL_ALLREDUCE, allreduce, (sendbuf, recvbuf, count, datatype, op, shadow));
     lts_coll(CALL(allreduce), comm);
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    LTS_AS_MESSAGES(gather, LTS_COLL_GATHER, gather,
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, shadow));
     lts_coll(CALL(gather), comm);
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -442,6 +535,8 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 }
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    LTS_AS_MESSAGES(scatter, LTS_COLL_SCATTER, scatter,
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, shadow));
     lts_coll(CALL(scatter), comm);
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -452,6 +547,8 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 }
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
+    LTS_AS_MESSAGES(allgather, LTS_COLL_ALLGATHER, allgather,
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shadow));
     lts_coll(CALL(allgather), comm);
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -462,6 +559,8 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 }
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
+    LTS_AS_MESSAGES(alltoall, LTS_COLL_ALLTOALL, alltoall,
+                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shadow));
     lts_coll(CALL(alltoall), comm);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }

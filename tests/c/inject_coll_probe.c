@@ -1,0 +1,55 @@
+/* inject-coll-probe: MPI_Bcast of 64 ints from rank 0, timed as the job sees it: after an
+ * undelayed PMPI_Barrier each rank times its MPI_Bcast, and the iteration's time is the largest
+ * over the ranks (PMPI_Allreduce MAX: the critical path's end, with the barrier's exit skew).
+ * Every timed MPI_Bcast is followed by the same through PMPI_Bcast, which the injector does not
+ * see: the baseline of the same launch. Contents checked. Rank 0 prints one JSON line:
+ *   {"np", "iters", "bcast_max_median_us", "base_bcast_max_median_us", "bad"}
+ *   inject-coll-probe [iters]      (any np >= 1) */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define PAY 64
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int iters = argc > 1 ? atoi(argv[1]) : 50;
+    if (iters < 1) {   /* every rank sees the same argv: the same verdict */
+        if (rank == 0) fprintf(stderr, "inject-coll-probe: iters must be >= 1\n");
+        MPI_Finalize();
+        return 2;
+    }
+    double *t[2] = {malloc(sizeof(double) * (size_t)iters), malloc(sizeof(double) * (size_t)iters)};
+    int bad = 0, buf[PAY];
+    for (int i = -iters / 10 - 1; i < iters; i++)
+        for (int b = 0; b < 2; b++) {
+            int key = 2 * i + b + 1000;
+            for (int k = 0; k < PAY; k++) buf[k] = rank == 0 ? key * 31 + k : -1;
+            PMPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            b ? PMPI_Bcast(buf, PAY, MPI_INT, 0, MPI_COMM_WORLD) : MPI_Bcast(buf, PAY, MPI_INT, 0, MPI_COMM_WORLD);
+            double d = MPI_Wtime() - t0, dmax = 0;
+            for (int k = 0; k < PAY; k++) bad += buf[k] != key * 31 + k;
+            PMPI_Allreduce(&d, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            if (i >= 0) t[b][i] = dmax;
+        }
+    int all_bad = 0;
+    PMPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int b = 0; b < 2; b++) qsort(t[b], (size_t)iters, sizeof(double), cmp_d);
+        printf("{\"np\": %d, \"iters\": %d, \"bcast_max_median_us\": %.3f, \"base_bcast_max_median_us\": %.3f, "
+               "\"bad\": %d}\n", size, iters, t[0][iters / 2] * 1e6, t[1][iters / 2] * 1e6, all_bad);
+    }
+    free(t[0]);
+    free(t[1]);
+    MPI_Finalize();
+    return all_bad ? 1 : 0;
+}
