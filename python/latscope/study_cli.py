@@ -20,6 +20,8 @@ PROG = "latscope study"
 # name -> module (registry: one row per subcommand; `study run` and `study analyze` are added here)
 SUBCOMMANDS: dict[str, str] = {
     "load": "latscope.study.load",
+    "run": "latscope.study.matrix",
+    "analyze": "latscope.study.analyze",
 }
 
 

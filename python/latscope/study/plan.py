@@ -1,0 +1,255 @@
+"""Study plans for `latscope study run` (seed 004 §6-7; docs/study.md, "study run"): a TOML file
+naming delay tables, applications, rank counts and repetitions, checked with the line of every
+bad value (exit 2 before anything runs)."""
+from __future__ import annotations
+
+import re
+import tomllib
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from latscope.study import StudyError
+
+# The mini-apps (docs/miniapps.md): one row per application, name -> program in build/bin.
+# Each prints one line `latscope-miniapp app=... runtime_s=... verification=passed|failed ...`.
+MINIAPPS: dict[str, str] = {
+    "cg": "latscope-cg",
+    "ep": "latscope-ep",
+    "ft": "latscope-ft",
+    "is": "latscope-is",
+    "lu": "latscope-lu",
+    "mg": "latscope-mg",
+}
+NO_TABLE = "none"        # a table entry with this value runs the application without the injector
+TOP_KEYS = {"repetitions", "seed", "np", "timeout_s", "calls", "tables", "apps"}
+APP_KEYS = {"args", "np", "program", "timeout_s"}
+MAX_NP = 1024
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    path: Path | None            # None: run without the injector (NO_TABLE)
+    mean_s: float
+    sd_s: float
+    distribution: str
+
+
+@dataclass(frozen=True)
+class App:
+    name: str
+    program: str                 # a program name in build/bin, or a path
+    args: tuple[str, ...]
+    nps: tuple[int, ...]
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the matrix: (app, table, np, repetition). Its key identifies it across resumes."""
+
+    app: App
+    table: Table
+    np: int
+    rep: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.app.name}|{self.table.name}|{self.np}|{self.rep}"
+
+
+@dataclass
+class Plan:
+    path: Path
+    text: str
+    repetitions: int
+    seed: int
+    calls: str | None
+    tables: list[Table]
+    apps: list[App]
+    digest: str = field(default="")
+
+    def blocks(self) -> list[list[Cell]]:
+        """One block per repetition, holding every (app, table, np) once, in an order shuffled by
+        the plan's seed and the block number (a randomised complete block design: a slow drift of
+        a shared machine falls on every table alike instead of on the tables run last). The order
+        is a function of the plan alone, so a resumed study runs the same sequence."""
+        import numpy as np
+
+        out = []
+        for rep in range(self.repetitions):
+            cells = [Cell(a, t, n, rep) for a in self.apps for t in self.tables for n in a.nps]
+            order = np.random.default_rng([self.seed, rep]).permutation(len(cells))
+            out.append([cells[int(i)] for i in order])
+        return out
+
+    def injector_seed(self, cell: Cell) -> int:
+        """The injector's seed: the plan's seed and the repetition only, so that within one block
+        every table is driven by the same random stream (common random numbers: all tables made
+        with one seed share one permutation, docs/delay-table.md), which sharpens the comparison."""
+        return self.seed * 1_000_003 + cell.rep
+
+
+def _line_of(text: str, section: str | None, key: str | None) -> int:
+    """The 1-based line of `key` inside `[section]` (top level when None), or of the section's
+    header when key is None; 1 when not found (tomllib reports no positions for values)."""
+    cur: str | None = None
+    header_line = 1
+    for i, ln in enumerate(text.splitlines(), 1):
+        m = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", ln)
+        if m:
+            cur = m.group(1).replace('"', "").replace(" ", "")
+            if cur == section:
+                header_line = i
+                if key is None:
+                    return i
+            continue
+        if key is None:
+            continue
+        m = re.match(r'^\s*"?([^"=\s]+)"?\s*=', ln)
+        if not m:
+            continue
+        k = m.group(1)
+        if cur == section and k == key:
+            return i
+        # dotted keys at the top level: apps.cg.args = [...]
+        if cur is None and section is not None and k == f"{section}.{key}":
+            return i
+    return header_line
+
+
+class _Checker:
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.text = path, text
+
+    def fail(self, section: str | None, key: str | None, msg: str) -> StudyError:
+        return StudyError(f"{self.path}:{_line_of(self.text, section, key)}: {msg}")
+
+    def integer(self, doc: dict[str, Any], key: str, section: str | None, lo: int, default: int | None) -> int:
+        v = doc.get(key, default)
+        where = f"{section}.{key}" if section else key
+        if v is None:
+            raise self.fail(section, None, f"'{where}' is missing (an integer >= {lo})")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.fail(section, key, f"'{where}' = {v!r}: must be an integer >= {lo}")
+        if v < lo:
+            raise self.fail(section, key, f"'{where}' = {v}: must be >= {lo}")
+        return v
+
+    def number(self, doc: dict[str, Any], key: str, section: str | None, default: float) -> float:
+        v = doc.get(key, default)
+        where = f"{section}.{key}" if section else key
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise self.fail(section, key, f"'{where}' = {v!r}: must be a number of seconds > 0")
+        return float(v)
+
+    def nps(self, doc: dict[str, Any], section: str | None, default: list[int] | None) -> list[int]:
+        v = doc.get("np", default)
+        where = f"{section}.np" if section else "np"
+        if isinstance(v, int) and not isinstance(v, bool):
+            v = [v]
+        if not isinstance(v, list) or not v or any(isinstance(x, bool) or not isinstance(x, int) for x in v):
+            raise self.fail(section, "np", f"'{where}' = {v!r}: a rank count or a list of them, e.g. [1, 2]")
+        for x in v:
+            if not 1 <= x <= MAX_NP:
+                raise self.fail(section, "np", f"'{where}': {x} ranks; allowed 1 to {MAX_NP}")
+        if len(set(v)) != len(v):
+            raise self.fail(section, "np", f"'{where}' = {v}: each rank count once")
+        return list(v)
+
+    def unknown(self, doc: dict[str, Any], allowed: set[str], section: str | None) -> None:
+        for k in doc:
+            if k not in allowed:
+                raise self.fail(section, k, f"unknown key '{k}'" + (f" in [{section}]" if section else "")
+                                + f"; allowed: {', '.join(sorted(allowed))}")
+
+
+def _read_table(ck: _Checker, name: str, value: Any) -> Table:
+    from latscope import tables as T
+
+    if not isinstance(value, str) or not value.strip():
+        raise ck.fail("tables", name, f"table '{name}' = {value!r}: the path of a delay table "
+                                      f"(latscope tables make ...), or \"{NO_TABLE}\" for no injection")
+    if value == NO_TABLE:
+        return Table(name, None, 0.0, 0.0, NO_TABLE)
+    p = Path(value)
+    if not p.is_absolute():
+        p = ck.path.parent / p
+    if not p.is_file():
+        raise ck.fail("tables", name, f"table '{name}': {value}: no such file (relative paths are from "
+                                      f"the plan's directory; make one with latscope tables make ...)")
+    try:
+        t = T.read_table(p)
+    except T.TableError as e:
+        raise ck.fail("tables", name, f"table '{name}': {e}") from None
+    except OSError as e:
+        raise ck.fail("tables", name, f"table '{name}': {value}: cannot be read ({e.strerror})") from None
+    return Table(name, p.resolve(), t.mean_s(), t.sd_s(), t.distribution)
+
+
+def _app(ck: _Checker, name: str, doc: Any, default_np: list[int], timeout: float) -> App:
+    sec = f"apps.{name}"
+    if not isinstance(doc, dict):
+        raise ck.fail("apps", name, f"'apps.{name}' must be a table ([apps.{name}] with args, np, ...)")
+    ck.unknown(doc, APP_KEYS, sec)
+    prog = doc.get("program")
+    if prog is None:
+        if name not in MINIAPPS:
+            raise ck.fail(sec, None, f"unknown app '{name}'; known: {', '.join(sorted(MINIAPPS))} "
+                                     "(or give program = \"PATH\" for your own)")
+        prog = MINIAPPS[name]
+    elif not isinstance(prog, str) or not prog.strip():
+        raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: a path to a program")
+    else:
+        p = Path(prog)
+        if not p.is_absolute() and "/" in prog:
+            p = ck.path.parent / p
+        if not p.is_file():
+            raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: no such file")
+        prog = str(p.resolve())
+    args = doc.get("args", [])
+    if not isinstance(args, list) or any(not isinstance(a, (str, int, float)) or isinstance(a, bool) for a in args):
+        raise ck.fail(sec, "args", f"'{sec}.args' = {args!r}: a list of strings, e.g. [\"--class\", \"S\"]")
+    nps = ck.nps(doc, sec, default_np)
+    return App(name, prog, tuple(str(a) for a in args), tuple(nps), ck.number(doc, "timeout_s", sec, timeout))
+
+
+def parse_plan(path: Path) -> Plan:
+    """Read and check a plan; StudyError (exit 2) names the file, the line and the bad value."""
+    if not path.is_file():
+        raise StudyError(f"{path}: no such plan file")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise StudyError(f"{path}: YAML plans are not supported (no YAML parser is installed); write it as TOML")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise StudyError(f"{path}: cannot be read ({e})") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        where = f"{path}:{m.group(1)}" if m else str(path)
+        raise StudyError(f"{where}: not valid TOML: {str(e).split(' (at line')[0]}") from None
+    ck = _Checker(path, text)
+    ck.unknown(doc, TOP_KEYS, None)
+    reps = ck.integer(doc, "repetitions", None, 1, None)
+    seed = ck.integer(doc, "seed", None, 0, 1)
+    timeout = ck.number(doc, "timeout_s", None, 300.0)
+    default_np = ck.nps(doc, None, [2])
+    calls = doc.get("calls")
+    if calls is not None and (not isinstance(calls, str) or not calls.strip() or any(c.isspace() for c in calls)):
+        raise ck.fail(None, "calls", f"'calls' = {calls!r}: the injector's call list without spaces, e.g. p2p,coll")
+    tdoc = doc.get("tables")
+    if not isinstance(tdoc, dict) or not tdoc:
+        raise ck.fail("tables" if isinstance(tdoc, dict) else None, "tables" if tdoc is not None else None,
+                      "a [tables] section with at least one name = \"path\" entry is required")
+    tables = [_read_table(ck, k, v) for k, v in tdoc.items()]
+    adoc = doc.get("apps")
+    if not isinstance(adoc, dict) or not adoc:
+        raise ck.fail(None, None, "at least one [apps.NAME] section is required (e.g. [apps.cg])")
+    apps = [_app(ck, k, v, default_np, timeout) for k, v in adoc.items()]
+    plan = Plan(path, text, reps, seed, calls, tables, apps)
+    plan.digest = f"{zlib.crc32(text.encode()):08x}"
+    return plan
