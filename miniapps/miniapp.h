@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* What the kernel is asked to run. Identical on every rank. */
 typedef struct {
@@ -57,6 +58,14 @@ int lts_mapp_main(int argc, char **argv, const lts_mapp_desc *desc);
 /* Block distribution of n items over p parts: part c owns [*lo, *lo + *cnt). The first n % p
  * parts get one more. */
 void lts_mapp_split(long long n, int p, int c, long long *lo, long long *cnt);
+
+/* NPB's pseudo-random generator (NPB 3 spec, "randlc"): x_{k+1} = a x_k mod 2^46, uniform value
+ * x_{k+1} 2^-46. Exact integer arithmetic, so the stream is bit-identical to NPB's double-precision
+ * one and can be entered anywhere by a jump x_0 a^n (lts_npb_pow46). */
+#define LTS_NPB_A 1220703125ULL   /* 5^13, the multiplier of CG, IS, EP, FT */
+uint64_t lts_npb_mul46(uint64_t a, uint64_t x);
+uint64_t lts_npb_pow46(uint64_t a, uint64_t n);
+double lts_npb_randlc(uint64_t *x, uint64_t a);
 
 /* |a - b| <= tol * |b| (tol * 1 when b == 0). */
 int lts_mapp_close(double a, double b, double tol);

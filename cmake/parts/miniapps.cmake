@@ -1,0 +1,17 @@
+# The mini-app suite (issue 13 item 1, docs/miniapps.md): build/bin/latscope-<app> from
+# miniapps/<app>.c and the common part miniapps/miniapp.c. One line per app below; a list, not a
+# glob, so an app file that is still being written does not break everyone's build.
+add_library(lts_miniapp_common STATIC ${CMAKE_SOURCE_DIR}/miniapps/miniapp.c)
+target_include_directories(lts_miniapp_common PUBLIC ${CMAKE_SOURCE_DIR}/miniapps)
+target_link_libraries(lts_miniapp_common PUBLIC MPI::MPI_C ${LIBM})
+target_compile_definitions(lts_miniapp_common PUBLIC _GNU_SOURCE)
+target_compile_options(lts_miniapp_common PUBLIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
+
+function(lts_miniapp app)
+  add_executable(latscope-${app} ${CMAKE_SOURCE_DIR}/miniapps/${app}.c)
+  target_link_libraries(latscope-${app} PRIVATE lts_miniapp_common)
+  set_target_properties(latscope-${app} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+  install(TARGETS latscope-${app} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endfunction()
+
+lts_miniapp(cg)
