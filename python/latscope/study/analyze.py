@@ -1,14 +1,317 @@
-"""`latscope study analyze RESULTS` (placeholder while it is written)."""
+"""`latscope study analyze RESULTS`: the statistics of seed 004 §6-7 on a study's runs
+(docs/study.md, "study analyze").
+
+Per application and rank count, over the runs whose verification passed:
+  * Kolmogorov-Smirnov test of each table's runtimes against the normal distribution with their
+    own mean and sd (§6: the seed tests normality before choosing parametric methods);
+  * Mann-Whitney U between a zero-variance ("uniform", §5.3) table and each lognormal table of the
+    same mean (§6, nonparametric because latencies are not normal);
+  * Pearson's r of runtime with the table's mean (r_mean) and with its sd (r_std) (§7, Table 4);
+  * the seed's comparison of the two r's by Fisher's z with sqrt(2/(n-3)) (§7), which treats them
+    as independent although both are computed on the same runs, and two tests for correlations
+    that share a variable: Williams' t (Williams 1959; Steiger 1980, eq. 7) and Steiger's Z
+    (Steiger 1980, eq. 14, with the pooled r̄ of eq. 15)."""
 from __future__ import annotations
 
 import argparse
+import math
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
 
-HELP = "seed 004 §6-7: statistics of a study's runs"
+from latscope.study import StudyError
+
+HELP = "seed 004 §6-7: KS, Mann-Whitney U, Pearson r_mean/r_std and their comparison, Table 4, Figs 11-16"
+SCHEMA = "latscope.study-analysis/1"
+ALPHA = 0.05
+SAME_MEAN = 0.005          # tables whose means differ by at most 0.5 % are "of equal mean" (docs/delay-table.md)
+CONSTANT_X = 1e-3          # a predictor whose relative range is below this is constant: its r is undefined
+ZERO_SD = 1e-3             # a table with sd below this fraction of its mean is a zero-variance ("uniform") one
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("results")
+    p.add_argument("results", help="a study's runs.jsonl (latscope study run), or its directory")
+    p.add_argument("-o", "--out", help="output directory for analysis.json, table4.txt/.csv, the figures "
+                                       "and report.html (default: the results' directory)")
+
+
+# ---------------------------------------------------------------- the tests, from their formulas
+
+@dataclass
+class Test:
+    statistic: float | None
+    p: float | None
+    n: int
+    df: float | None = None
+
+
+def fisher_z_seed(r_mean: float, r_std: float, n: int) -> Test:
+    """Seed 004 §7: z = (artanh r_mean - artanh r_std) / sqrt(2/(n-3)), p = Φ(z) (one-sided: r_std
+    the larger). The standard error is that of two correlations from independent samples of n each."""
+    from scipy import stats
+
+    if n <= 3 or abs(r_mean) >= 1 or abs(r_std) >= 1:
+        return Test(None, None, n)
+    z = (math.atanh(r_mean) - math.atanh(r_std)) / math.sqrt(2.0 / (n - 3))
+    return Test(z, float(stats.norm.cdf(z)), n)
+
+
+def williams_t(r12: float, r13: float, r23: float, n: int) -> Test:
+    """Williams' (1959) t for H0: ρ12 = ρ13 when 1 is shared (Steiger 1980, eq. 7; Howell,
+    Statistical Methods for Psychology, "correlations with a variable in common"):
+        t = (r12 - r13) sqrt( (n-1)(1+r23) / (2 (n-1)/(n-3) |R| + r̄² (1-r23)³) ),  df = n - 3,
+    |R| = 1 - r12² - r13² - r23² + 2 r12 r13 r23 (the determinant of the 3x3 correlation matrix),
+    r̄ = (r12 + r13)/2. Two-sided p."""
+    from scipy import stats
+
+    if n <= 3:
+        return Test(None, None, n)
+    det = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2
+    den = 2 * (n - 1) / (n - 3) * det + rbar ** 2 * (1 - r23) ** 3
+    if den <= 0:
+        return Test(None, None, n, n - 3)
+    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / den)
+    return Test(t, float(2 * stats.t.sf(abs(t), n - 3)), n, n - 3)
+
+
+def steiger_z(r12: float, r13: float, r23: float, n: int) -> Test:
+    """Steiger's (1980) Z1* for H0: ρ12 = ρ13 (eq. 14 with the pooled r̄ of eq. 15):
+        Z = (z12 - z13) sqrt(n-3) / sqrt(2 - 2 s̄),   z = artanh r,
+        s̄ = ψ / (1 - r̄²)²,  ψ = r23 (1 - 2 r̄²) - r̄² (1 - 2 r̄² - r23²) / 2   (eq. 3 with ρ12 = ρ13 = r̄),
+    s̄ being the asymptotic correlation of z12 and z13. Two-sided p from the normal distribution."""
+    from scipy import stats
+
+    if n <= 3 or abs(r12) >= 1 or abs(r13) >= 1:
+        return Test(None, None, n)
+    rbar = (r12 + r13) / 2
+    psi = r23 * (1 - 2 * rbar ** 2) - 0.5 * rbar ** 2 * (1 - 2 * rbar ** 2 - r23 ** 2)
+    s = psi / (1 - rbar ** 2) ** 2
+    if s >= 1:
+        return Test(None, None, n)
+    z = (math.atanh(r12) - math.atanh(r13)) * math.sqrt(n - 3) / math.sqrt(2 - 2 * s)
+    return Test(z, float(2 * stats.norm.sf(abs(z))), n)
+
+
+# ---------------------------------------------------------------- one group of runs
+
+@dataclass
+class TableStats:
+    table: str
+    distribution: str
+    table_mean_s: float
+    table_sd_s: float
+    n: int
+    runtime_mean_s: float
+    runtime_sd_s: float | None
+    runtime_median_s: float
+    ks: Test | None
+
+
+@dataclass
+class MannWhitney:
+    mean_s: float
+    uniform: str
+    lognormal: str
+    lognormal_sd_s: float
+    n_uniform: int
+    n_lognormal: int
+    u: float
+    p: float
+    median_uniform_s: float
+    median_lognormal_s: float
+
+
+@dataclass
+class AppAnalysis:
+    app: str
+    np: int
+    n: int                           # runs in the correlations (verified, injected)
+    n_failed: int                    # cells that failed twice
+    baseline: str | None             # the table runtimes are compared with (Figs 15-16)
+    tables: list[TableStats]
+    ks_rejected: int                 # tables whose runtimes KS rejects as normal at ALPHA
+    mann_whitney: list[MannWhitney]
+    r_mean: Test
+    r_std: Test
+    r_mean_sd: float | None          # correlation of the two predictors over the runs (r23)
+    fisher_z_seed: Test
+    williams_t: Test
+    steiger_z: Test
+    notes: list[str] = field(default_factory=list)
+
+
+def _pearson(x: Any, y: Any) -> Test:
+    import numpy as np
+    from scipy import stats
+
+    n = int(len(x))
+    if n < 3 or float(np.ptp(x)) <= CONSTANT_X * float(np.max(np.abs(x))) or float(np.ptp(y)) == 0:
+        return Test(None, None, n)
+    res = stats.pearsonr(x, y)
+    return Test(float(res.statistic), float(res.pvalue), n)
+
+
+def _ks_normal(x: Any) -> Test | None:
+    """KS distance of the runtimes to the normal with their own mean and sd (the seed's test; with
+    estimated parameters the p-value is conservative: Lilliefors' table would reject more often)."""
+    import numpy as np
+    from scipy import stats
+
+    if len(x) < 3 or float(np.std(x)) == 0:
+        return None
+    res = stats.kstest(x, "norm", args=(float(np.mean(x)), float(np.std(x, ddof=1))))
+    return Test(float(res.statistic), float(res.pvalue), int(len(x)))
+
+
+def _is_uniform(t: TableStats) -> bool:
+    return t.distribution in ("constant", "uniform") or t.table_sd_s <= ZERO_SD * t.table_mean_s
+
+
+def analyze_group(app: str, np_: int, runs: list[dict[str, Any]], n_failed: int) -> AppAnalysis:
+    import numpy as np
+    from scipy import stats
+
+    from latscope.study.plan import NO_TABLE
+
+    by_table: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        by_table.setdefault(str(r["table"]), []).append(r)
+    tabs: list[TableStats] = []
+    for name, rs in by_table.items():
+        y = np.array([float(r["runtime_s"]) for r in rs])
+        tabs.append(TableStats(name, str(rs[0].get("table_distribution")), float(rs[0]["table_mean_s"]),
+                               float(rs[0]["table_sd_s"]), len(y), float(np.mean(y)),
+                               float(np.std(y, ddof=1)) if len(y) > 1 else None, float(np.median(y)), _ks_normal(y)))
+    tabs.sort(key=lambda t: (t.distribution != NO_TABLE, t.table_mean_s, t.table_sd_s, t.table))
+    notes: list[str] = []
+    inj = [r for r in runs if r.get("table_distribution") != NO_TABLE]
+    y = np.array([float(r["runtime_s"]) for r in inj])
+    xm = np.array([float(r["table_mean_s"]) for r in inj])
+    xs = np.array([float(r["table_sd_s"]) for r in inj])
+    r_mean, r_std = _pearson(xm, y), _pearson(xs, y)
+    if len(y) >= 3 and r_mean.statistic is None and float(np.ptp(xm)) <= CONSTANT_X * float(np.max(np.abs(xm))):
+        notes.append("the tables' means are equal: r_mean is undefined, and so are the comparisons of the two r's")
+    if len(y) >= 3 and r_std.statistic is None and float(np.ptp(xs)) <= CONSTANT_X * float(np.max(np.abs(xs)) + 1e-30):
+        notes.append("the tables' sds are equal: r_std is undefined")
+    r23 = _pearson(xm, xs).statistic
+    n = len(y)
+    empty = Test(None, None, n)
+    if r_mean.statistic is not None and r_std.statistic is not None and r23 is not None:
+        fz = fisher_z_seed(r_mean.statistic, r_std.statistic, n)
+        wt = williams_t(r_std.statistic, r_mean.statistic, r23, n)
+        sz = steiger_z(r_std.statistic, r_mean.statistic, r23, n)
+    else:
+        fz, wt, sz = empty, empty, empty
+    # Mann-Whitney U (§6): each lognormal table against the zero-variance table of the same mean
+    mw: list[MannWhitney] = []
+    for u in (t for t in tabs if _is_uniform(t) and t.distribution != NO_TABLE):
+        for lg in tabs:
+            if lg is u or _is_uniform(lg) or lg.distribution == NO_TABLE:
+                continue
+            if abs(lg.table_mean_s - u.table_mean_s) > SAME_MEAN * max(u.table_mean_s, lg.table_mean_s):
+                continue
+            a = np.array([float(r["runtime_s"]) for r in by_table[u.table]])
+            b = np.array([float(r["runtime_s"]) for r in by_table[lg.table]])
+            res = stats.mannwhitneyu(a, b, alternative="two-sided")
+            mw.append(MannWhitney(u.table_mean_s, u.table, lg.table, lg.table_sd_s, len(a), len(b),
+                                  float(res.statistic), float(res.pvalue), float(np.median(a)), float(np.median(b))))
+    base = next((t.table for t in tabs if t.distribution == NO_TABLE), None)
+    if base is None:
+        zeros = [t for t in tabs if _is_uniform(t)]
+        base = zeros[0].table if zeros else None
+    return AppAnalysis(app, np_, n, n_failed, base, tabs,
+                       sum(1 for t in tabs if t.ks is not None and t.ks.p is not None and t.ks.p < ALPHA),
+                       mw, r_mean, r_std, r23, fz, wt, sz, notes)
+
+
+# ---------------------------------------------------------------- the whole file
+
+def analyze_runs(runs: list[dict[str, Any]]) -> list[AppAnalysis]:
+    from latscope.study.matrix import finished
+
+    done, _ = finished(runs)
+    ok = [r for r in runs if r.get("status") == "ok" and r.get("runtime_s") is not None]
+    ok_cells = {str(r["cell"]) for r in ok}
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    failed: dict[tuple[str, int], int] = {}
+    for r in ok:
+        groups.setdefault((str(r["app"]), int(r["np"])), []).append(r)
+    for r in runs:
+        k = str(r.get("cell"))
+        if k in done and k not in ok_cells and r.get("attempt") == 2:
+            g = (str(r["app"]), int(r["np"]))
+            failed[g] = failed.get(g, 0) + 1
+            groups.setdefault(g, [])
+    return [analyze_group(a, n, groups[(a, n)], failed.get((a, n), 0)) for a, n in sorted(groups)]
+
+
+def _fmt(v: float | None, spec: str = ".2f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def text_table(apps: list[dict[str, Any]]) -> str:
+    """Seed 004 Table 4 from analysis.json's apps, with n, the r's p-values and the two tests for
+    dependent correlations."""
+    hdr = ("app", "np", "n", "r_mean", "p", "r_std", "p", "Fisher z (seed)", "p (seed)", "Williams t", "p",
+           "Steiger Z", "p", "KS rej.", "MWU p (min)")
+    rows = [hdr]
+    for a in apps:
+        mwp = min((float(m["p"]) for m in a["mann_whitney"]), default=None)
+        rows.append((str(a["app"]), str(a["np"]), str(a["n"]), _fmt(a["r_mean"]["statistic"]),
+                     _fmt(a["r_mean"]["p"], ".2g"), _fmt(a["r_std"]["statistic"]), _fmt(a["r_std"]["p"], ".2g"),
+                     _fmt(a["fisher_z_seed"]["statistic"]), _fmt(a["fisher_z_seed"]["p"], ".3g"),
+                     _fmt(a["williams_t"]["statistic"]), _fmt(a["williams_t"]["p"], ".3g"),
+                     _fmt(a["steiger_z"]["statistic"]), _fmt(a["steiger_z"]["p"], ".3g"),
+                     f"{a['ks_rejected']}/{sum(1 for t in a['tables'] if t['ks'] is not None)}", _fmt(mwp, ".3g")))
+    w = [max(len(r[i]) for r in rows) for i in range(len(hdr))]
+    return "\n".join("  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(r)) for r in rows)
+
+
+def _resolve(results: str) -> Path:
+    p = Path(results)
+    if p.is_dir():
+        p = p / "runs.jsonl"
+    if not p.is_file():
+        raise StudyError(f"{results}: no such file (a study's runs.jsonl, written by latscope study run)")
+    return p
+
+
+def to_json(res: list[AppAnalysis], source: Path) -> dict[str, Any]:
+    from latscope import __version__
+
+    return {"schema": SCHEMA, "tool": "latscope", "version": __version__, "runs_file": str(source),
+            "alpha": ALPHA, "apps": [asdict(a) for a in res]}
 
 
 def run(args: argparse.Namespace) -> int:
-    return 2
+    from latscope import jsonio
+    from latscope.parts import study as part
+    from latscope.study.matrix import read_runs
+
+    src = _resolve(args.results)
+    _, runs = read_runs(src)
+    if not runs:
+        raise StudyError(f"{src}: no run records (has latscope study run recorded anything yet?)")
+    out = Path(args.out) if args.out else src.parent
+    if out.exists() and not out.is_dir():
+        raise StudyError(f"-o {out}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    res = analyze_runs(runs)
+    doc = to_json(res, src)
+    (out / "analysis.json").write_text(jsonio.dumps(doc, indent=1) + "\n")
+    table = text_table(doc["apps"])
+    (out / "table4.txt").write_text(table + "\n")
+    (out / "table4.csv").write_text(part.csv_table(doc))
+    figs = part.write_figures(doc, out)
+    from latscope import report
+
+    html = report.build([], out / "report.html", title="latscope study: latency variation (seed 004)")
+    print(table)
+    for a in res:
+        for note in a.notes:
+            print(f"{a.app} np={a.np}: {note}", file=sys.stderr)
+    for f in [out / "analysis.json", out / "table4.txt", out / "table4.csv", *figs, html]:
+        print(f)
+    return 0
