@@ -131,7 +131,7 @@ def launch(np_: int | None, launcher: str | None = None, hostfile: str | None = 
 
 def run_program(name: str, args: list[str], np_: int | None, launcher: str | None = None,
                 hostfile: str | None = None, timeout: float | None = None, quiet: bool = False,
-                capture: bool = False) -> subprocess.CompletedProcess:
+                capture: bool = False) -> subprocess.CompletedProcess[str]:
     """Run a latscope program under the launcher; stderr passes through (progress)."""
     ln = launch(np_, launcher, hostfile)
     if not quiet:

@@ -17,7 +17,7 @@ PROG = "latscope tables"
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("tables", help="delay tables for the injector and simulator: make, fit, show, export",
+    p: argparse.ArgumentParser = subparsers.add_parser("tables", help="delay tables for the injector and simulator: make, fit, show, export",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="tcmd", required=True)
 
@@ -69,6 +69,10 @@ def _samples_args(p: argparse.ArgumentParser) -> None:
 def _int(text: str | None, flag: str, lo: int = 0) -> int | None:
     if text is None:
         return None
+    return _int_given(text, flag, lo)
+
+
+def _int_given(text: str, flag: str, lo: int = 0) -> int:
     try:
         v = int(text)
     except ValueError:
@@ -86,7 +90,7 @@ def _emit(text: str, out: str) -> None:
 
 
 def _make(args: argparse.Namespace) -> int:
-    seed = _int(args.seed, "--seed")
+    seed = _int_given(args.seed, "--seed")
     name = args.distribution
     if name == "empirical":
         if not args.samples:
@@ -137,7 +141,7 @@ def _value(text: str, spec: T.ParamSpec, flag: str) -> float:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    seed = _int(args.seed, "--seed")
+    seed = _int_given(args.seed, "--seed")
     fs = T.fit_tables(T.load_samples(args.samples, _int(args.point, "--point")), seed, args.match, args.vary)
     paths = fs.write(args.out)
     print(f"lognormal fit: shape {fs.shape:.4g}, loc {fmt_time(fs.loc_s)}, scale {fmt_time(fs.scale_s)} "
