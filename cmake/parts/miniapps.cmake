@@ -15,3 +15,4 @@ function(lts_miniapp app)
 endfunction()
 
 lts_miniapp(cg)
+lts_miniapp(lu)
