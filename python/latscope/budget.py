@@ -1,0 +1,726 @@
+"""The latency budget (docs/budget.md; seed 000): a ladder of same-clock ping-pongs measured by
+`latscope-bench budget`, one launch per environment (shared memory, MPI forced onto TCP, two
+network namespaces joined by a veth pair), and components deduced by differences of rungs, each
+with its propagated uncertainty, marked measured or derived, a closure check, a what-if.
+
+The component and closure definitions are data (COMPONENTS, CLOSURES below; a user's JSON file
+extends or overrides them by name: `latscope budget --table FILE`). A component is a linear
+combination of quantities: rungs (their one-way median) and `mpi-tcp.syscalls`, the kernel time
+per message inside the MPI calls measured by liblatscope_systime.so. Keeping every component as
+coefficients over the quantities makes sums, residuals and what-ifs exact: shared rungs cancel
+before the uncertainty is propagated."""
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from latscope import jsonio
+from latscope.run import LaunchError, build_dir, launch, mpi_flavor, mpiexec_path, program
+from latscope.units import fmt_time
+
+FORMAT = "latscope.budget/1"
+SYSTIME_QTY = "mpi-tcp.syscalls"
+
+
+class BudgetError(ValueError):
+    """Bad input (an unknown rung or component, a bad size or table): exit 2."""
+
+
+# ---- the definitions: data, extended by --table FILE ------------------------------------------
+# of: the quantity measured; minus: quantities subtracted; factor: a cost paid once per round trip
+# (inside one side) is factor 2 of a one-way difference. kind: measured (one rung, or the
+# interposer) or derived (a difference), as seed 000's figures mark derived numbers.
+COMPONENTS: list[dict[str, Any]] = [
+    {"name": "floor", "of": "flag", "minus": [], "kind": "measured",
+     "help": "a cache line between two cores: the hardware floor of a message on a node"},
+    {"name": "wake-up", "of": "flag-block", "minus": ["flag"], "kind": "derived",
+     "help": "sleeping in the kernel and being woken (futex), the seed's interrupt overhead"},
+    {"name": "pipe", "of": "pipe-poll", "minus": ["flag"], "kind": "derived",
+     "help": "a write and a read system call through a pipe buffer"},
+    {"name": "socket-layer", "of": "unix-poll", "minus": ["flag"], "kind": "derived",
+     "help": "system calls and the socket layer (UNIX-domain stream socket)"},
+    {"name": "ip-stack", "of": "tcp-poll", "minus": ["unix-poll"], "kind": "derived",
+     "help": "TCP/IP on loopback beyond a UNIX socket"},
+    {"name": "ip-stack-udp", "of": "udp-poll", "minus": ["unix-poll"], "kind": "derived",
+     "help": "UDP/IP on loopback beyond a UNIX socket"},
+    {"name": "socket-wake-up", "of": "tcp-block", "minus": ["tcp-poll"], "kind": "derived",
+     "help": "a blocking TCP receive against a spinning one: the wake-up through the socket"},
+    {"name": "mpi-shm", "of": "mpi-shm", "minus": ["flag"], "kind": "derived",
+     "help": "the MPI library over shared memory beyond the bare flag"},
+    {"name": "mpi-tcp", "of": "mpi-tcp", "minus": ["tcp-poll"], "kind": "derived",
+     "help": "the MPI library's TCP path beyond a bare spinning TCP ping-pong"},
+    {"name": "mpi-tcp-syscalls", "of": SYSTIME_QTY, "minus": [], "kind": "measured",
+     "help": "kernel time per message inside MPI's send and receive calls (liblatscope_systime.so)"},
+    {"name": "mpi-tcp-user", "of": "mpi-tcp", "minus": [SYSTIME_QTY], "kind": "derived",
+     "help": "MPI over TCP outside those system calls: user-space library, polling, wake-ups"},
+    {"name": "virtual-wire", "of": "tcp-veth-poll", "minus": ["tcp-poll"], "kind": "derived",
+     "help": "a veth pair and a second network stack (namespaces) beyond loopback, TCP"},
+    {"name": "virtual-wire-udp", "of": "udp-veth-poll", "minus": ["udp-poll"], "kind": "derived",
+     "help": "the same for UDP"},
+    {"name": "mpi-veth", "of": "mpi-veth", "minus": ["tcp-veth-poll"], "kind": "derived",
+     "help": "the MPI library's TCP path across the veth pair beyond bare TCP"},
+    {"name": "synthetic", "of": "flag-delay", "minus": ["flag"], "factor": 2.0, "kind": "derived",
+     "help": "the synthetic rung's busy-wait inside one side (tests: 5 us per round trip)"},
+]
+
+# total: a rung measured end to end; parts: components whose sum should give it (seed 000 §6:
+# the 8-vs-10 us write-DMA discussion is such a residual).
+CLOSURES: list[dict[str, Any]] = [
+    {"name": "tcp-block", "total": "tcp-block", "parts": ["floor", "socket-layer", "ip-stack", "wake-up"],
+     "help": "does the futex wake-up account for a blocking socket's?"},
+    {"name": "mpi-tcp", "total": "mpi-tcp", "parts": ["floor", "mpi-shm", "mpi-tcp-syscalls"],
+     "help": "MPI over TCP = the floor + MPI's library cost on shared memory + the kernel time in its calls?"},
+    {"name": "mpi-veth", "total": "mpi-veth", "parts": ["floor", "socket-layer", "ip-stack", "virtual-wire", "mpi-tcp"],
+     "help": "MPI across the namespaces = loopback TCP + the virtual wire + MPI's TCP path?"},
+]
+
+# The launch environments (the C rows name theirs). MPICH: the netmod and libfabric's tcp
+# provider for every rank, also on one host (MPIR_CVAR_NOLOCAL=1); Open MPI: the tcp BTL.
+NETNS_IFACE = "ltsveth"
+LAUNCH_ENV: dict[str, dict[str, dict[str, str]]] = {
+    "mpich": {
+        "local": {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "shm"},
+        "mpi-tcp": {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"},
+        "netns": {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "shm"},
+        "netns-tcp": {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp",
+                      "FI_TCP_IFACE": NETNS_IFACE},
+    },
+    "openmpi": {
+        "local": {},
+        "mpi-tcp": {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,self"},
+        "netns": {},
+        "netns-tcp": {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,self", "OMPI_MCA_btl_tcp_if_include": NETNS_IFACE},
+    },
+}
+CLASS_ORDER = ["local", "mpi-tcp", "netns", "netns-tcp"]
+NS_PREFIX = "ltsbud-"
+NS_ADDRS = ("10.251.0.1", "10.251.0.2")
+
+
+# ---- the rung registry, from the C side (one table: src/bench/ops_budget.c) ---------------------
+@dataclass
+class Rung:
+    name: str
+    launch: str
+    mech: str
+    blocking: bool
+    default: bool
+    help: str
+
+
+def rungs() -> list[Rung]:
+    """The C registry, as `latscope-bench budget --list` prints it (a singleton run, no mpiexec)."""
+    env = dict(os.environ)
+    env.setdefault("MPIR_CVAR_CH4_NETMOD", "ofi")
+    env.setdefault("FI_PROVIDER", "shm")
+    cp = subprocess.run([str(program("latscope-bench")), "budget", "--list"], capture_output=True, text=True,
+                        env=env, timeout=60)
+    if cp.returncode != 0:
+        raise LaunchError(f"latscope-bench budget --list failed ({cp.returncode}): {cp.stderr.strip()[-300:]}")
+    out = []
+    for ln in cp.stdout.splitlines():
+        if ln.startswith("{"):
+            r = json.loads(ln)
+            out.append(Rung(r["name"], r["launch"], r["mech"], bool(r["blocking"]), bool(r["default"]), r["help"]))
+    return out
+
+
+def load_table(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """COMPONENTS and CLOSURES, extended (or overridden by name) by a user's JSON file
+    {"components": [...], "closures": [...]}."""
+    comps = {c["name"]: dict(c) for c in COMPONENTS}
+    clos = {c["name"]: dict(c) for c in CLOSURES}
+    if path:
+        try:
+            user = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise BudgetError(f"--table '{path}': cannot be read as JSON ({e})") from None
+        if not isinstance(user, dict) or set(user) - {"components", "closures"}:
+            raise BudgetError(f"--table '{path}': must be an object with 'components' and/or 'closures' lists")
+        for c in user.get("components", []):
+            if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not isinstance(c.get("of"), str):
+                raise BudgetError(f"--table '{path}': a component needs 'name' and 'of' (and optional 'minus', "
+                                  f"'factor', 'kind', 'help'): {c!r}")
+            c.setdefault("minus", [])
+            c.setdefault("kind", "derived" if c["minus"] else "measured")
+            comps[c["name"]] = c
+        for c in user.get("closures", []):
+            if not isinstance(c, dict) or not isinstance(c.get("total"), str) or not isinstance(c.get("parts"), list):
+                raise BudgetError(f"--table '{path}': a closure needs 'name', 'total' and 'parts': {c!r}")
+            clos[str(c.get("name", c["total"]))] = c
+    for c in clos.values():
+        for p in c["parts"]:
+            if p not in comps:
+                raise BudgetError(f"closure '{c['name']}': unknown component '{p}'; known: {', '.join(comps)}")
+    return list(comps.values()), list(clos.values())
+
+
+def select_rungs(spec: str | None, table: list[Rung]) -> list[Rung]:
+    """--rungs grammar a,b,-c (all: every row); default: the default ladder."""
+    names = [r.name for r in table]
+    if not spec:
+        return [r for r in table if r.default]
+    chosen: list[str] = []
+    items = [s.strip() for s in spec.split(",") if s.strip()]
+    if not items:
+        raise BudgetError(f"--rungs '{spec}': empty; valid: {', '.join(names)}")
+    if all(s.startswith("-") for s in items):
+        chosen = [r.name for r in table if r.default]
+    for s in items:
+        nm = s[1:] if s.startswith("-") else s
+        if nm not in names and nm != "all":
+            raise BudgetError(f"--rungs '{spec}': unknown rung '{nm}'; valid: {', '.join(names)}, all")
+        if s.startswith("-"):
+            chosen = [c for c in chosen if c != nm]
+        elif nm == "all":
+            chosen += [n for n in names if n not in chosen]
+        elif nm not in chosen:
+            chosen.append(nm)
+    return [r for r in table if r.name in chosen]
+
+
+def parse_size(s: str) -> int:
+    if not re.fullmatch(r"[0-9]+", s or "") or not 1 <= int(s) <= 65000:
+        raise BudgetError(f"--size '{s}': must be a whole number of bytes in 1..65000 (UDP's datagram limit)")
+    return int(s)
+
+
+# ---- network namespaces: created for a run, ALWAYS removed --------------------------------------
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    cp = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+    if check and cp.returncode != 0:
+        raise LaunchError(f"ip {' '.join(args)}: {cp.stderr.strip()}")
+    return cp
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def list_namespaces() -> list[str]:
+    """Names of the budget's namespaces that exist now (any owner)."""
+    if not shutil.which("ip"):
+        return []
+    cp = _ip("netns", "list", check=False)
+    return [ln.split()[0] for ln in cp.stdout.splitlines() if ln.startswith(NS_PREFIX)]
+
+
+def remove_stale() -> list[str]:
+    """Remove namespaces left by a budget run that no longer exists (killed with SIGKILL): their
+    names carry the owner's pid."""
+    gone = []
+    for ns in list_namespaces():
+        m = re.fullmatch(re.escape(NS_PREFIX) + r"(\d+)-[ab]", ns)
+        if m and not _pid_alive(int(m.group(1))):
+            _ip("netns", "del", ns, check=False)
+            gone.append(ns)
+    return gone
+
+
+class Namespaces:
+    """Two namespaces joined by a veth pair, named after this process; removed by close(), at
+    exit, and on SIGTERM / SIGINT / SIGHUP (SIGKILL: by the next run's remove_stale)."""
+
+    def __init__(self) -> None:
+        self.names = (f"{NS_PREFIX}{os.getpid()}-a", f"{NS_PREFIX}{os.getpid()}-b")
+        self.created: list[str] = []
+        self._old: dict[int, Any] = {}
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.close()
+        raise SystemExit(128 + signum)
+
+    def open(self) -> Namespaces:
+        remove_stale()
+        atexit.register(self.close)
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            self._old[s] = signal.signal(s, self._on_signal)
+        a, b = self.names
+        va, vb = f"lb{os.getpid()}a"[-15:], f"lb{os.getpid()}b"[-15:]
+        for ns in self.names:
+            _ip("netns", "add", ns)
+            self.created.append(ns)
+        _ip("link", "add", va, "type", "veth", "peer", "name", vb)
+        for ns, dev, addr in ((a, va, NS_ADDRS[0]), (b, vb, NS_ADDRS[1])):
+            _ip("link", "set", dev, "netns", ns)
+            _ip("-n", ns, "link", "set", dev, "name", NETNS_IFACE)
+            _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", NETNS_IFACE)
+            _ip("-n", ns, "link", "set", NETNS_IFACE, "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+        return self
+
+    def close(self) -> None:
+        while self.created:
+            _ip("netns", "del", self.created.pop(), check=False)   # the veth ends go with them
+        for s, h in self._old.items():
+            signal.signal(s, h)
+        self._old.clear()
+
+
+def netns_skip_reason() -> str | None:
+    """Why the namespace rungs cannot run here (None: they can)."""
+    if os.geteuid() != 0:
+        return f"needs root to create network namespaces (running as uid {os.geteuid()})"
+    if not shutil.which("ip"):
+        return "needs the ip command (iproute2) to create network namespaces"
+    return None
+
+
+# ---- measuring --------------------------------------------------------------------------------
+def _systime_lib() -> Path | None:
+    p = build_dir() / "lib" / "liblatscope_systime.so"
+    return p if p.exists() else None
+
+
+def _run_launch(cls: str, names: list[str], size: int, out: Path, bench_args: list[str],
+                ns: Namespaces | None, systime_out: Path | None, timeout: float) -> None:
+    ln = launch(2)
+    flavor = mpi_flavor(mpiexec_path())
+    env = dict(ln.env)
+    for k, v in LAUNCH_ENV.get(flavor, LAUNCH_ENV["mpich"])[cls].items():
+        env[k] = v
+    args = ["budget", "--launch", cls, "--rungs", ",".join(names), "--size", str(size), "-o", str(out)] + bench_args
+    exe = str(program("latscope-bench"))
+    if systime_out is not None and (lib := _systime_lib()) is not None:
+        env["LD_PRELOAD"] = str(lib)
+        env["LATSCOPE_SYSTIME_OUT"] = str(systime_out)
+    if ns is not None:
+        args += ["--addrs", ",".join(NS_ADDRS)]
+        # rank 0 in one namespace, rank 1 in the other (MPMD launch); Open MPI: the same colon form
+        prefix = [p for p in ln.prefix if p not in ("-n", "2")]
+        cmd = prefix + ["-n", "1", "ip", "netns", "exec", ns.names[0], exe, *args, ":",
+                        "-n", "1", "ip", "netns", "exec", ns.names[1], exe, *args]
+    else:
+        cmd = ln.prefix + [exe, *args]
+    # its own session, so a kill reaches every process of the launch
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        _killpg(proc)
+        raise
+    if proc.returncode == 2:   # latscope-bench refused an argument: bad input, said in one line
+        raise BudgetError(err.strip().splitlines()[-1] if err.strip() else "latscope-bench refused the arguments")
+    if proc.returncode != 0:
+        raise LaunchError(f"latscope-bench budget --launch {cls} failed with exit status {proc.returncode}: "
+                          f"{err.strip()[-500:]}")
+
+
+def _killpg(proc: subprocess.Popen[str]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=2)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _read_points(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    meta: dict[str, Any] = {}
+    pts = []
+    for ln in path.read_text().splitlines():
+        if not ln.strip():
+            continue
+        r = json.loads(ln)
+        if r.get("type") == "meta":
+            meta = r
+        elif r.get("type") == "point":
+            pts.append(r)
+    return meta, pts
+
+
+def _systime_qty(path: Path) -> dict[str, Any] | None:
+    """Kernel time per message inside the MPI calls: (sum over ranks of send_like and recv_like
+    ns) / (messages sent = the ranks' send_like calls); docs/budget.md "Inside the MPI call"."""
+    if not path.exists():
+        return None
+    recs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    recs = [r for r in recs if r.get("rank") in (0, 1) and r.get("format") == "latscope.systime/1"]
+    if len(recs) != 2:
+        return None
+    sends = sum(int(r["send_like"]["calls"]) for r in recs)
+    if sends == 0:
+        return None
+    ns = sum(int(r["send_like"]["ns"]) + int(r["recv_like"]["ns"]) for r in recs)
+    waits = sum(int(r["wait"]["calls"]) for r in recs)
+    return {"value_s": ns / sends * 1e-9, "messages": sends, "wait_calls_per_message": waits / sends,
+            "send_s": sum(int(r["send_like"]["ns"]) for r in recs) / sends * 1e-9,
+            "recv_s": sum(int(r["recv_like"]["ns"]) for r in recs) / sends * 1e-9}
+
+
+@dataclass
+class Measured:
+    """One run of the ladder: rung name -> its record; skipped rung -> reason."""
+
+    rungs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    systime: dict[str, Any] | None = None
+    load1: list[float] = field(default_factory=list)
+
+
+def measure(selected: list[Rung], size: int, bench_args: list[str], workdir: Path, run: int,
+            systime: bool = True, timeout: float = 600.0, log: Any = None) -> Measured:
+    """Run every launch class the selection needs, in CLASS_ORDER; the namespace classes only as
+    root (skipped with the reason otherwise), inside namespaces that are always removed."""
+    log = log if log is not None else sys.stderr
+    m = Measured()
+    by_class: dict[str, list[str]] = {}
+    for r in selected:
+        by_class.setdefault(r.launch, []).append(r.name)
+    reason = netns_skip_reason()
+    ns: Namespaces | None = None
+    try:
+        for cls in CLASS_ORDER:
+            names = by_class.get(cls)
+            if not names:
+                continue
+            if cls.startswith("netns") and reason:
+                for n in names:
+                    m.skipped[n] = reason
+                print(f"latscope budget: skipping {', '.join(names)}: {reason}", file=log)
+                continue
+            if cls.startswith("netns") and ns is None:
+                ns = Namespaces().open()
+            out = workdir / f"run{run}-{cls}.jsonl"
+            st = workdir / f"run{run}-{cls}.systime.jsonl" if systime and cls == "mpi-tcp" else None
+            if st is not None and st.exists():
+                st.unlink()
+            print(f"latscope budget: run {run + 1}: {cls}: {', '.join(names)}", file=log, flush=True)
+            _run_launch(cls, names, size, out, bench_args, ns if cls.startswith("netns") else None, st, timeout)
+            meta, pts = _read_points(out)
+            if isinstance(meta.get("load"), dict) and meta["load"].get("load1") is not None:
+                m.load1.append(float(meta["load"]["load1"]))
+            for p in pts:
+                p["launch"] = cls
+                m.rungs[str(p["op"])] = p
+            if st is not None:
+                m.systime = _systime_qty(st)
+    finally:
+        if ns is not None:
+            ns.close()
+    return m
+
+
+# ---- components, closure, stability ------------------------------------------------------------
+def _half(rec: dict[str, Any]) -> float | None:
+    lo, hi = rec.get("ci_lo_s"), rec.get("ci_hi_s")
+    if lo is None or hi is None:
+        return None
+    return (float(hi) - float(lo)) / 2.0
+
+
+def quantities(m: Measured) -> dict[str, tuple[float, float | None, float | None]]:
+    """name -> (median-based value, CI half-width, minimum-based value)."""
+    q: dict[str, tuple[float, float | None, float | None]] = {}
+    for name, rec in m.rungs.items():
+        if rec.get("median_s") is not None:
+            q[name] = (float(rec["median_s"]), _half(rec), None if rec.get("min_s") is None else float(rec["min_s"]))
+    if m.systime is not None:
+        # a mean per call over the whole window: no CI of its own (reported as unknown)
+        q[SYSTIME_QTY] = (float(m.systime["value_s"]), None, None)
+    return q
+
+
+def coefficients(comp: dict[str, Any]) -> dict[str, float]:
+    f = float(comp.get("factor", 1.0))
+    co: dict[str, float] = {comp["of"]: f}
+    for x in comp.get("minus", []):
+        co[x] = co.get(x, 0.0) - f
+    return co
+
+
+def combine(co: dict[str, float], q: dict[str, tuple[float, float | None, float | None]]) -> dict[str, Any]:
+    """value, CI half-width (in quadrature; the rungs are independent measurements), min-based
+    value; None where a quantity is missing or has no CI."""
+    co = {k: v for k, v in co.items() if abs(v) > 1e-12}
+    missing = sorted(k for k in co if k not in q)
+    if missing:
+        return {"value_s": None, "ci_half_s": None, "min_based_s": None, "missing": missing}
+    val = sum(c * q[k][0] for k, c in co.items())
+    hs = [q[k][1] for k in co]
+    half: float | None = None
+    if all(h is not None for h in hs):
+        half = math.sqrt(sum((c * (h or 0.0)) ** 2 for c, h in zip(co.values(), hs)))
+    ms = [q[k][2] for k in co]
+    mn: float | None = None
+    if all(x is not None for x in ms):
+        mn = sum(c * (x or 0.0) for c, x in zip(co.values(), ms))
+    return {"value_s": val, "ci_half_s": half, "min_based_s": mn, "missing": []}
+
+
+def formula(comp: dict[str, Any]) -> str:
+    f = float(comp.get("factor", 1.0))
+    body = " - ".join([comp["of"], *comp.get("minus", [])])
+    return body if f == 1.0 else f"{f:g} * ({body})"
+
+
+def components(runs: list[Measured], comps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per component: per-run values, the mean over runs, the widest CI, and stable
+    (every pair of runs agrees within their CIs; None with one run or no CI)."""
+    qs = [quantities(m) for m in runs]
+    out = []
+    for c in comps:
+        per = [combine(coefficients(c), q) for q in qs]
+        vals = [p["value_s"] for p in per if p["value_s"] is not None]
+        rec: dict[str, Any] = {"type": "component", "name": c["name"], "kind": c.get("kind", "derived"),
+                               "formula": formula(c), "coefficients": coefficients(c), "help": c.get("help", "")}
+        if len(vals) != len(per) or not vals:
+            rec.update(value_s=None, ci_half_s=None, min_based_s=None, runs_s=[p["value_s"] for p in per],
+                       stable=None, missing=per[0]["missing"] if per else [])
+            out.append(rec)
+            continue
+        halves = [p["ci_half_s"] for p in per]
+        mins = [p["min_based_s"] for p in per]
+        stable: bool | None = None
+        if len(per) > 1 and all(h is not None for h in halves):
+            stable = all(abs(per[i]["value_s"] - per[j]["value_s"]) <= (halves[i] or 0.0) + (halves[j] or 0.0)
+                         for i in range(len(per)) for j in range(i + 1, len(per)))
+        rec.update(value_s=sum(vals) / len(vals),
+                   ci_half_s=max(h for h in halves if h is not None) if all(h is not None for h in halves) else None,
+                   min_based_s=min(x for x in mins if x is not None) if all(x is not None for x in mins) else None,
+                   runs_s=vals, stable=stable, missing=[])
+        out.append(rec)
+    return out
+
+
+def _run_mean_q(runs: list[Measured]) -> dict[str, tuple[float, float | None, float | None]]:
+    qs = [quantities(m) for m in runs]
+    keys = set.intersection(*(set(q) for q in qs)) if qs else set()
+    res: dict[str, tuple[float, float | None, float | None]] = {}
+    for k in keys:
+        v = sum(q[k][0] for q in qs) / len(qs)
+        hs = [q[k][1] for q in qs]
+        h = max(x for x in hs if x is not None) if all(x is not None for x in hs) else None
+        ms = [q[k][2] for q in qs]
+        mn = min(x for x in ms if x is not None) if all(x is not None for x in ms) else None
+        res[k] = (v, h, mn)
+    return res
+
+
+def closures(runs: list[Measured], comps: list[dict[str, Any]], clos: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sum of the parts against the measured total; residual = total - sum (exact on shared
+    rungs), verdict: closes (|residual| within its CI), overlap (sum exceeds the whole), or
+    unaccounted (time the parts miss)."""
+    q = _run_mean_q(runs)
+    byname = {c["name"]: c for c in comps}
+    out = []
+    for cl in clos:
+        summed: dict[str, float] = {}
+        for p in cl["parts"]:
+            for k, v in coefficients(byname[p]).items():
+                summed[k] = summed.get(k, 0.0) + v
+        resid = {cl["total"]: 1.0}
+        for k, v in summed.items():
+            resid[k] = resid.get(k, 0.0) - v
+        tot, s, r = combine({cl["total"]: 1.0}, q), combine(summed, q), combine(resid, q)
+        verdict = None
+        if r["value_s"] is not None:
+            h = r["ci_half_s"]
+            if h is not None and abs(r["value_s"]) <= h:
+                verdict = "closes"
+            else:
+                verdict = "overlap" if r["value_s"] < 0 else "unaccounted"
+        out.append({"type": "closure", "name": cl.get("name", cl["total"]), "total": cl["total"],
+                    "parts": list(cl["parts"]), "total_s": tot["value_s"], "sum_s": s["value_s"],
+                    "residual_s": r["value_s"], "residual_ci_half_s": r["ci_half_s"], "verdict": verdict,
+                    "missing": sorted(set(tot["missing"]) | set(s["missing"])), "help": cl.get("help", "")})
+    return out
+
+
+# ---- records and text --------------------------------------------------------------------------
+def rung_records(runs: list[Measured], table: list[Rung]) -> list[dict[str, Any]]:
+    info = {r.name: r for r in table}
+    out = []
+    for k, m in enumerate(runs):
+        for name, p in m.rungs.items():
+            r = info.get(name)
+            out.append({"type": "rung", "run": k, "name": name, "launch": p.get("launch"),
+                        "mech": r.mech if r else None, "blocking": r.blocking if r else None,
+                        "size_bytes": p.get("size_bytes"), "median_s": p.get("median_s"), "min_s": p.get("min_s"),
+                        "ci_lo_s": p.get("ci_lo_s"), "ci_hi_s": p.get("ci_hi_s"), "ci_level": p.get("ci_level"),
+                        "n": p.get("n"), "reps_total": p.get("reps_total"), "stop_reason": p.get("stop_reason"),
+                        "stationary": p.get("stationary"), "load1": p.get("load1")})
+        for name, why in m.skipped.items():
+            out.append({"type": "rung", "run": k, "name": name, "launch": info[name].launch if name in info else None,
+                        "skipped": why, "median_s": None, "min_s": None, "ci_lo_s": None, "ci_hi_s": None})
+    return out
+
+
+def write(path: Path, meta: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    with open(path, "w") as f:
+        for r in [meta, *records]:
+            f.write(jsonio.dumps(r) + "\n")
+
+
+def read(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    p = Path(path)
+    try:
+        lines = p.read_text().splitlines()
+    except OSError as e:
+        raise BudgetError(f"{path}: cannot be read ({e.strerror})") from None
+    recs = []
+    for i, ln in enumerate(lines, 1):
+        if not ln.strip():
+            continue
+        try:
+            recs.append(json.loads(ln))
+        except json.JSONDecodeError:
+            raise BudgetError(f"{path}:{i}: not JSON: not a budget file (latscope budget -o FILE)") from None
+    if not recs or recs[0].get("format") != FORMAT:
+        raise BudgetError(f"{path}: not a budget file: its first record must have format '{FORMAT}'")
+    return recs[0], recs[1:]
+
+
+def _pm(v: float | None, h: float | None) -> str:
+    if v is None:
+        return "-"
+    return fmt_time(v) + (f" ± {fmt_time(h)}" if h is not None else " ± ?")
+
+
+def text(meta: dict[str, Any], recs: list[dict[str, Any]]) -> str:
+    lines = [f"latency budget: {meta.get('size_bytes')} B one-way (RTT/2), timer {meta.get('timer')}, "
+             f"{meta.get('runs')} run(s); CI {100 * float(meta.get('ci_level') or 0.95):g}% of the median"]
+    rr = [r for r in recs if r["type"] == "rung" and r.get("run") == 0]
+    lines.append(f"{'rung':<16}{'launch':<11}{'median':>11}{'min':>11}{'CI':>24}{'n':>8}")
+    for r in rr:
+        if r.get("skipped"):
+            lines.append(f"{r['name']:<16}{str(r.get('launch')):<11}  skipped: {r['skipped']}")
+            continue
+        ci = f"[{fmt_time(r['ci_lo_s'])}, {fmt_time(r['ci_hi_s'])}]" if r.get("ci_lo_s") is not None else "-"
+        lines.append(f"{r['name']:<16}{str(r.get('launch')):<11}{fmt_time(r['median_s']):>11}{fmt_time(r['min_s']):>11}"
+                     f"{ci:>24}{r.get('n') or '-':>8}")
+    lines.append("")
+    lines.append(f"{'component':<18}{'kind':<9}{'value ± CI':>24}{'from minima':>13}  {'stable':<9}formula")
+    for c in recs:
+        if c["type"] != "component":
+            continue
+        if c["value_s"] is None:
+            lines.append(f"{c['name']:<18}{c['kind']:<9}{'-':>24}{'-':>13}  {'-':<9}{c['formula']}  "
+                         f"(missing {', '.join(c.get('missing') or [])})")
+            continue
+        st = {True: "yes", False: "UNSTABLE", None: "-"}[c.get("stable")]
+        lines.append(f"{c['name']:<18}{c['kind']:<9}{_pm(c['value_s'], c['ci_half_s']):>24}"
+                     f"{fmt_time(c['min_based_s']):>13}  {st:<9}{c['formula']}")
+    lines.append("")
+    for cl in recs:
+        if cl["type"] != "closure":
+            continue
+        if cl["residual_s"] is None:
+            lines.append(f"closure {cl['name']}: not measured (missing {', '.join(cl['missing'])})")
+            continue
+        lines.append(f"closure {cl['name']}: total {fmt_time(cl['total_s'])} = {' + '.join(cl['parts'])} "
+                     f"{fmt_time(cl['sum_s'])} + residual {_pm(cl['residual_s'], cl['residual_ci_half_s'])} "
+                     f"-> {cl['verdict']}")
+    unstable = [c["name"] for c in recs if c["type"] == "component" and c.get("stable") is False]
+    if unstable:
+        lines.append(f"unstable (the runs disagree beyond their CIs): {', '.join(unstable)}")
+    if meta.get("load1"):
+        lines.append(f"machine load (1-min load average at each launch): {', '.join(f'{x:g}' for x in meta['load1'])} "
+                     f"on {meta.get('cpus')} CPUs")
+    return "\n".join(lines)
+
+
+def whatif(meta: dict[str, Any], recs: list[dict[str, Any]], remove: list[str], total: str | None) -> list[dict[str, Any]]:
+    """Seed 000 §8: the latency without the removed components, for each closure containing one
+    of them (or for --total RUNG): total - sum of the removed, CI propagated exactly."""
+    comps = {c["name"]: c for c in recs if c["type"] == "component"}
+    for r in remove:
+        if r not in comps:
+            raise BudgetError(f"--remove: unknown component '{r}'; valid: {', '.join(comps)}")
+        if comps[r]["value_s"] is None:
+            raise BudgetError(f"--remove: component '{r}' was not measured in this file "
+                              f"(missing {', '.join(comps[r].get('missing') or [])})")
+    rq: dict[str, tuple[float, float | None, float | None]] = {}
+    for rec in recs:
+        if rec["type"] == "rung" and rec.get("median_s") is not None:
+            rows = [x for x in recs if x["type"] == "rung" and x["name"] == rec["name"] and x.get("median_s") is not None]
+            v = sum(float(x["median_s"]) for x in rows) / len(rows)
+            hs = [_half(x) for x in rows]
+            rq[rec["name"]] = (v, max(h for h in hs if h is not None) if all(h is not None for h in hs) else None, None)
+    if meta.get("systime") and meta["systime"].get("value_s") is not None:
+        rq[SYSTIME_QTY] = (float(meta["systime"]["value_s"]), None, None)
+    targets: list[tuple[str, list[str]]] = []
+    if total:
+        if total not in rq:
+            raise BudgetError(f"--total: rung '{total}' not measured in this file; measured: {', '.join(sorted(rq))}")
+        targets.append((total, remove))
+    else:
+        for cl in recs:
+            if cl["type"] == "closure" and cl.get("total_s") is not None and set(remove) & set(cl["parts"]):
+                targets.append((cl["total"], [r for r in remove if r in cl["parts"]]))
+        if not targets:
+            raise BudgetError(f"--remove {','.join(remove)}: no measured closure contains these components; "
+                              "name the latency to project with --total RUNG")
+    out = []
+    for tot, rem in targets:
+        co: dict[str, float] = {tot: 1.0}
+        for r in rem:
+            for k, v in comps[r]["coefficients"].items():
+                co[k] = co.get(k, 0.0) - float(v)
+        base, proj = combine({tot: 1.0}, rq), combine(co, rq)
+        out.append({"type": "whatif", "total": tot, "removed": rem, "total_s": base["value_s"],
+                    "projected_s": proj["value_s"], "projected_ci_half_s": proj["ci_half_s"],
+                    "saving_s": None if proj["value_s"] is None or base["value_s"] is None
+                    else base["value_s"] - proj["value_s"]})
+    return out
+
+
+def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str], table_path: str | None,
+               out: Path | None, workdir: Path | None = None, systime: bool = True,
+               log: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Measure the ladder `runs` times and derive everything; write `out` if given."""
+    comps, clos = load_table(table_path)
+    table = rungs()
+    selected = select_rungs(rung_spec, table)
+    tmp = None
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="latscope-budget-")
+        workdir = Path(tmp.name)
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        measured = [measure(selected, size, bench_args, workdir, k, systime=systime, log=log) for k in range(runs)]
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    first_meta = measured[0]
+    sts = [m.systime for m in measured if m.systime is not None]
+    timer = "tsc"
+    if "--timer" in bench_args:
+        timer = bench_args[bench_args.index("--timer") + 1]
+    meta: dict[str, Any] = {
+        "type": "budget_meta", "format": FORMAT, "size_bytes": size, "runs": runs, "timer": timer,
+        "ci_level": 0.95, "rungs": [r.name for r in selected], "skipped": first_meta.skipped,
+        "mpi_flavor": mpi_flavor(mpiexec_path()), "euid": os.geteuid(), "cpus": os.cpu_count(),
+        "load1": [x for m in measured for x in m.load1],
+        "systime": None if not sts else {
+            "value_s": sum(s["value_s"] for s in sts) / len(sts), "runs": sts,
+            "note": "kernel time per message in send/recv-like calls inside MPI (mpi-tcp rung); a mean per call"},
+        "bench_args": bench_args,
+    }
+    recs = rung_records(measured, table) + components(measured, comps) + closures(measured, comps, clos)
+    if out is not None:
+        write(out, meta, recs)
+    return meta, recs
