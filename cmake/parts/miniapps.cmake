@@ -16,3 +16,4 @@ endfunction()
 
 lts_miniapp(cg)
 lts_miniapp(lu)
+lts_miniapp(is)
