@@ -1,6 +1,7 @@
 /* algos-check: every registered algorithm of bcast, scatter and gather moves exactly the data
  * the native MPI operation moves, for every root and several sizes (0 included), with a
- * contiguous and a strided datatype; the native rows of the other collectives run; and the
+ * contiguous and a strided datatype; the point-to-point rows of reduce, allreduce, allgather and
+ * alltoall agree with the native ones; the native rows of the other collectives run; and the
  * registry itself (null rows, selection, run-time registration). Valid at any number of ranks.
  * Prints "ok" on rank 0 and exits 0; otherwise prints what failed and exits 1 on every rank. */
 #include "latscope/latscope.h"
@@ -123,6 +124,62 @@ static void check_registry(void) {
     CHECK(lts_reg_select(r, "user", &mask, bad, sizeof bad) == 0 && mask == (uint64_t)1 << before, "select user");
 }
 
+/* reduce, allreduce, allgather, alltoall: every point-to-point row against the native operation,
+ * out of place and in place, every root; and a non-commutative op (left projection, a o b = a:
+ * associative, the result is rank 0's vector) that only a rank-ordered reduction gets right */
+static void left_op(void *in, void *inout, int *len, MPI_Datatype *dt) { memcpy(inout, in, (size_t)*len * sizeof(int)); }
+
+static void check_p2p_rows(int count, int trial) {
+    MPI_Op left;
+    MPI_Op_create(left_op, 0, &left);
+    size_t n = (size_t)count * (size_t)P + 1;
+    int *s = malloc(n * sizeof *s), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    for (size_t i = 0; i < n; i++) s[i] = val(me, (int)i, trial);
+    for (int op = LTS_COLL_REDUCE; op <= LTS_COLL_ALLTOALL; op++) {
+        if (op == LTS_COLL_SCATTER || op == LTS_COLL_GATHER) continue;   /* checked above */
+        const lts_registry_t *r = lts_coll_registry((lts_coll_op_t)op);
+        for (size_t k = 0; k < r->count; k++) {
+            const lts_coll_alg_t *alg = (const lts_coll_alg_t *)lts_reg_row(r, k);
+            if (!strcmp(alg->name, "null") || !strcmp(alg->name, "native")) continue;
+            for (int in_place = 0; in_place < 2; in_place++)
+                for (int root = 0; root < (op == LTS_COLL_REDUCE ? P : 1); root++)
+                    for (int nc = 0; nc < (op <= LTS_COLL_ALLREDUCE ? 2 : 1); nc++) {
+                        MPI_Op o = nc ? left : MPI_SUM;
+                        size_t m = op <= LTS_COLL_ALLREDUCE ? (size_t)count : (size_t)count * (size_t)P;
+                        for (size_t i = 0; i < m; i++) a[i] = b[i] = -1;
+                        int ip = in_place && (op != LTS_COLL_REDUCE || me == root);
+                        if (op == LTS_COLL_ALLGATHER && ip) memcpy(b + (size_t)me * count, s, (size_t)count * sizeof *b);
+                        if (op != LTS_COLL_ALLGATHER && ip) memcpy(b, s, m * sizeof *b);
+                        const void *src = ip ? MPI_IN_PLACE : s;
+                        int rc = 0;
+                        if (op == LTS_COLL_REDUCE) {
+                            MPI_Reduce(s, a, count, MPI_INT, o, root, MPI_COMM_WORLD);
+                            rc = alg->fn.reduce(src, b, count, MPI_INT, o, root, MPI_COMM_WORLD);
+                            if (me != root) m = 0;
+                        } else if (op == LTS_COLL_ALLREDUCE) {
+                            MPI_Allreduce(s, a, count, MPI_INT, o, MPI_COMM_WORLD);
+                            rc = alg->fn.allreduce(src, b, count, MPI_INT, o, MPI_COMM_WORLD);
+                        } else if (op == LTS_COLL_ALLGATHER) {
+                            MPI_Allgather(s, count, MPI_INT, a, count, MPI_INT, MPI_COMM_WORLD);
+                            rc = alg->fn.allgather(src, count, MPI_INT, b, count, MPI_INT, MPI_COMM_WORLD);
+                        } else {
+                            MPI_Alltoall(s, count, MPI_INT, a, count, MPI_INT, MPI_COMM_WORLD);
+                            rc = alg->fn.alltoall(src, count, MPI_INT, b, count, MPI_INT, MPI_COMM_WORLD);
+                        }
+                        CHECK(rc == MPI_SUCCESS, "%s:%s rc %d", lts_reg_row(&lts_coll_op_names, (size_t)op)->name,
+                              alg->name, rc);
+                        CHECK(!memcmp(a, b, m * sizeof *a), "%s:%s count %d root %d%s%s: data differ",
+                              lts_reg_row(&lts_coll_op_names, (size_t)op)->name, alg->name, count, root,
+                              in_place ? " in place" : "", nc ? " non-commutative" : "");
+                    }
+        }
+    }
+    free(s);
+    free(a);
+    free(b);
+    MPI_Op_free(&left);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -156,6 +213,7 @@ int main(int argc, char **argv) {
                 }
         }
     }
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) check_p2p_rows(counts[c], trial++);
     CHECK(user_calls > 0, "the registered bcast never ran");
     /* the native rows of the other collectives: same result as calling MPI directly */
     {
