@@ -205,6 +205,20 @@ def finished(runs: list[dict[str, Any]]) -> tuple[set[str], dict[str, int]]:
     return done, tries
 
 
+def _drop_torn_tail(path: Path) -> None:
+    """A kill in the middle of a write leaves a last line without its newline: cut it off, so that
+    the next record starts on a line of its own (read_runs has already ignored it)."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+        print(f"latscope study run: warning: {path}: dropped a torn last record ({len(data) - keep} bytes)",
+              file=sys.stderr)
+        with open(path, "r+b") as f:
+            f.truncate(keep)
+
+
 def _meta(plan: Plan) -> dict[str, Any]:
     from latscope import __version__
 
@@ -249,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
           f"finished before, {len(todo)} to go -> {path}", file=sys.stderr)
     n_ok = n_bad = 0
     t_start = time.monotonic()
+    _drop_torn_tail(path)
     with open(path, "a") as f:
         if meta is None:
             append(f, _meta(plan))

@@ -201,10 +201,10 @@ def _app(ck: _Checker, name: str, doc: Any, default_np: list[int], timeout: floa
                                      "(or give program = \"PATH\" for your own)")
         prog = MINIAPPS[name]
     elif not isinstance(prog, str) or not prog.strip():
-        raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: a path to a program")
-    else:
+        raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: a program in build/bin or a path to one")
+    elif "/" in prog:          # a path (relative to the plan); a bare name is a program in build/bin
         p = Path(prog)
-        if not p.is_absolute() and "/" in prog:
+        if not p.is_absolute():
             p = ck.path.parent / p
         if not p.is_file():
             raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: no such file")
