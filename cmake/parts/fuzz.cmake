@@ -21,7 +21,8 @@ if(LTS_FUZZ)
   foreach(p sizes table json tune)
     add_executable(fuzz-${p} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${p}.c ${LTS_FUZZ_SRC_${p}}
                    $<TARGET_OBJECTS:lts-fuzz-driver>)
-    target_include_directories(fuzz-${p} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/tests/fuzz
+    target_include_directories(fuzz-${p} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include
+                               ${CMAKE_SOURCE_DIR}/tests/fuzz
                                ${CMAKE_SOURCE_DIR}/src/inject ${CMAKE_SOURCE_DIR}/src/algos)
     target_compile_definitions(fuzz-${p} PRIVATE _GNU_SOURCE)
     target_compile_options(fuzz-${p} PRIVATE -fsanitize-coverage=trace-pc -Wall -Wextra -Wno-unused-parameter)

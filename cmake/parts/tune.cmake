@@ -9,6 +9,7 @@ set_target_properties(example-tuned-scatter PROPERTIES RUNTIME_OUTPUT_DIRECTORY 
 
 add_executable(tune-check ${CMAKE_SOURCE_DIR}/tests/c/tune_check.c)
 target_link_libraries(tune-check PRIVATE latscope ${LIBM})
+target_include_directories(tune-check PRIVATE ${CMAKE_SOURCE_DIR}/src/include)   # jsonread.h
 target_compile_definitions(tune-check PRIVATE _GNU_SOURCE)
 target_compile_options(tune-check PRIVATE -Wall -Wextra -Wno-unused-parameter)
 set_target_properties(tune-check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

@@ -8,7 +8,6 @@
 #include "latscope/stats.h"
 #include "latscope/reps.h"
 #include "latscope/sizes.h"
-#include "latscope/sched.h"
 #include "latscope/json.h"
 #include "latscope/bench.h"
 #include "latscope/clocksync.h"

@@ -1,4 +1,5 @@
 #include "latscope/latscope.h"
+#include "latscope/sched.h"   /* private (src/include) */
 #include "check.h"
 #include <stdlib.h>
 #include <string.h>
