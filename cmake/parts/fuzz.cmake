@@ -14,10 +14,12 @@ if(LTS_FUZZ)
   set(LTS_FUZZ_SRC_sizes ${CMAKE_SOURCE_DIR}/src/core/sizes.c)
   set(LTS_FUZZ_SRC_table ${CMAKE_SOURCE_DIR}/src/inject/table.c)
   set(LTS_FUZZ_SRC_json ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
-  # tune.c and the JSON reader compiled in (with coverage) take precedence over liblatscope's
-  # copies; the collective registry (the --alg grammar) comes from liblatscope, without coverage:
-  # a second copy of its global tables would be an ODR violation, which ASan reports.
-  set(LTS_FUZZ_SRC_tune ${CMAKE_SOURCE_DIR}/src/algos/tune.c ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
+  # the decision table's reader and writer (tune_json.c), the table itself (tune_table.c) and the
+  # JSON reader compiled in (with coverage) take precedence over liblatscope's copies; the
+  # collective registry (the --alg grammar) and the JSON writer come from liblatscope, without
+  # coverage: a second copy of the registry's global tables would be an ODR violation (ASan).
+  set(LTS_FUZZ_SRC_tune ${CMAKE_SOURCE_DIR}/src/algos/tune_json.c ${CMAKE_SOURCE_DIR}/src/algos/tune_table.c
+      ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
   foreach(p sizes table json tune)
     add_executable(fuzz-${p} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${p}.c ${LTS_FUZZ_SRC_${p}}
                    $<TARGET_OBJECTS:lts-fuzz-driver>)

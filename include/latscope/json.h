@@ -31,6 +31,11 @@ void lts_json_bool(lts_json_t *j, const char *key, int v);
 void lts_json_null(lts_json_t *j, const char *key);
 /* Write the finished top-level value and a newline, then flush. Returns 0 or LTS_EIO. */
 int lts_json_emit(lts_json_t *j, FILE *f);
+/* The finished top-level value laid out for people, as a malloc'd text ending in a newline: a
+ * container whose text (with ", " and ": ") fits in `width` columns at its indentation stays on
+ * one line, a larger one gets one item per line, indented by 2. Deterministic, so a file read and
+ * written again keeps its bytes. Returns 0 or LTS_ENOMEM. */
+int lts_json_pretty(const lts_json_t *j, int width, char **text);
 
 #ifdef __cplusplus
 }

@@ -103,8 +103,8 @@ typedef struct lts_tune_opts {
 /* Collective over comm. Measures every candidate selected by alg_spec ("native,linear,binomial",
  * "all,-linear": the registry grammar) at every size (any order, duplicates dropped; each must
  * suit the operation on comm's size, e.g. scatter: multiples of P), with mcfg's timer, timing
- * and repetition policy, at root 0. Every rank gets the same table in *out (rank 0 decides and
- * broadcasts it), to free with lts_tune_free. Returns 0, LTS_EINVAL (bad op/sizes/spec),
+ * and repetition policy, at root 0. Every rank gets the same table in *out (rank 0's measured
+ * points are broadcast and every rank makes the same decision from them), to free with lts_tune_free. Returns 0, LTS_EINVAL (bad op/sizes/spec),
  * LTS_ENOTFOUND (unknown algorithm in alg_spec), LTS_ENOELIGIBLE (a size where no candidate is
  * eligible; opts->msg on rank 0 names it), or an error of lts_coll_run; the same code on every
  * rank. Eligibility uses mcfg->policy.rel_err as the target and the records' statistics

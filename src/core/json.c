@@ -84,3 +84,92 @@ int lts_json_emit(lts_json_t *j, FILE *f) {
     if (fputs(j->buf ? j->buf : "", f) < 0 || fputc('\n', f) < 0 || fflush(f) != 0) return LTS_EIO;
     return LTS_OK;
 }
+
+/* ---- layout for people (decision tables, docs/tune-format.md) ------------------------------ */
+
+/* End (exclusive) of the string starting at j[i] == '"'. */
+static size_t str_end(const char *j, size_t i) {
+    for (i++; j[i] && j[i] != '"'; i++)
+        if (j[i] == '\\' && j[i + 1]) i++;
+    return j[i] ? i + 1 : i;
+}
+/* End (exclusive) of the value starting at i. */
+static size_t val_end(const char *j, size_t i) {
+    if (j[i] == '"') return str_end(j, i);
+    if (j[i] == '{' || j[i] == '[') {
+        int depth = 0;
+        for (; j[i]; i++) {
+            if (j[i] == '"') { i = str_end(j, i) - 1; continue; }
+            if (j[i] == '{' || j[i] == '[') depth++;
+            else if ((j[i] == '}' || j[i] == ']') && --depth == 0) return i + 1;
+        }
+        return i;
+    }
+    while (j[i] && j[i] != ',' && j[i] != '}' && j[i] != ']') i++;
+    return i;
+}
+/* Copy j[i..e) adding a space after ',' and ':' outside strings. */
+static void one_line(lts_json_t *s, const char *j, size_t i, size_t e) {
+    while (i < e) {
+        if (j[i] == '"') {
+            size_t k = str_end(j, i);
+            put(s, j + i, k - i);
+            i = k;
+            continue;
+        }
+        put(s, j + i, 1);
+        if (j[i] == ',' || j[i] == ':') put(s, " ", 1);
+        i++;
+    }
+}
+static size_t spaced_len(const char *j, size_t i, size_t e) {
+    size_t n = 0;
+    while (i < e) {
+        if (j[i] == '"') { size_t k = str_end(j, i); n += k - i; i = k; continue; }
+        n += 1 + (j[i] == ',' || j[i] == ':');
+        i++;
+    }
+    return n;
+}
+static void indent_(lts_json_t *s, int k) { for (int i = 0; i < k; i++) put(s, " ", 1); }
+static void pretty(lts_json_t *s, const char *j, size_t i, int width, int indent, int col) {
+    size_t e = val_end(j, i);
+    if ((j[i] != '{' && j[i] != '[') || (size_t)col + spaced_len(j, i, e) <= (size_t)width || e - i == 2) {
+        one_line(s, j, i, e);
+        return;
+    }
+    int obj = j[i] == '{';
+    put(s, j + i, 1);
+    i++;
+    while (i < e - 1) {
+        put(s, "\n", 1);
+        indent_(s, indent + 2);
+        int c = indent + 2;
+        if (obj) {
+            size_t k = str_end(j, i);
+            put(s, j + i, k - i);
+            put(s, ": ", 2);
+            c += (int)(k - i) + 2;
+            i = k + 1;   /* past ':' */
+        }
+        size_t ve = val_end(j, i);
+        pretty(s, j, i, width, indent + 2, c);
+        i = ve;
+        if (j[i] == ',') { put(s, ",", 1); i++; }
+    }
+    put(s, "\n", 1);
+    indent_(s, indent);
+    put(s, j + e - 1, 1);
+}
+
+int lts_json_pretty(const lts_json_t *j, int width, char **text) {
+    *text = NULL;
+    if (j->oom) return LTS_ENOMEM;
+    lts_json_t s;
+    lts_json_init(&s);
+    pretty(&s, j->buf ? j->buf : "", 0, width, 0, 0);
+    put(&s, "\n", 1);
+    if (s.oom) { lts_json_free(&s); return LTS_ENOMEM; }
+    *text = s.buf;
+    return LTS_OK;
+}

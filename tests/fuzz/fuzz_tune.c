@@ -1,4 +1,4 @@
-/* Fuzz harness: the decision-table reader (src/algos/tune.c lts_tune_parse, docs/tune-format.md),
+/* Fuzz harness: the decision-table reader (src/algos/tune_json.c lts_tune_parse, docs/tune-format.md),
  * which walks the JSON reader's tree against the collective registry, and its writer. Invariants
  * beyond "no sanitizer report": a rejected table returns a negative code, no table and a message;
  * an accepted one has sorted contiguous ranges from 0 to open, each range's algorithm is what
