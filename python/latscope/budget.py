@@ -245,7 +245,8 @@ class Namespaces:
         self._old: dict[int, Any] = {}
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.close()
+        # unwinds through the launch (its process group is killed) and measure()'s finally,
+        # which removes the namespaces once nothing runs in them
         raise SystemExit(128 + signum)
 
     def open(self) -> Namespaces:
@@ -695,6 +696,8 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
     comps, clos = load_table(table_path)
     table = rungs()
     selected = select_rungs(rung_spec, table)
+    if netns_skip_reason() is None:
+        remove_stale()   # a run killed with SIGKILL left its namespaces: its pid is gone
     tmp = None
     if workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="latscope-budget-")
