@@ -188,11 +188,13 @@ int lts_mapp_main(int argc, char **argv, const lts_mapp_desc *d) {
             num(v, sizeof v, res.value);
             num(r, sizeof r, res.reference);
             snprintf(rt, sizeof rt, "%.6g", tmax);
+            char it[16] = "null";   /* an app without an iteration loop has no count */
+            if (d->default_iters) snprintf(it, sizeof it, "%d", ctx.iters);
             const char *verdict = all[1] ? "passed" : "failed";
             if (json)
-                printf("{\"kind\": \"latscope-miniapp\", \"app\": \"%s\", \"class\": \"%s\", \"np\": %d, \"iters\": %d, "
+                printf("{\"kind\": \"latscope-miniapp\", \"app\": \"%s\", \"class\": \"%s\", \"np\": %d, \"iters\": %s, "
                        "\"runtime_s\": %s, \"verification\": \"%s\", \"value\": %s, \"reference\": %s}\n",
-                       d->app, ctx.cls, ctx.np, ctx.iters, rt, verdict, v, r);
+                       d->app, ctx.cls, ctx.np, it, rt, verdict, v, r);
             else
                 printf("latscope-miniapp app=%s class=%s np=%d runtime_s=%s verification=%s value=%s reference=%s\n",
                        d->app, ctx.cls, ctx.np, rt, verdict, v, r);
