@@ -58,6 +58,7 @@ static void usage(FILE *f, const lts_mapp_desc *d) {
     }
     fprintf(f, "  --json          the result as one JSON object\n"
                "  --inject-fault  perturb the computation so that verification fails (tests)\n"
+               "  --describe      app, summary, classes and iterations as one JSON line\n"
                "exit: 0 verification passed, 1 failed, 2 bad arguments or np, 3 internal error\n");
 }
 
@@ -74,7 +75,22 @@ static void allowed_classes(const lts_mapp_desc *d, char *buf, size_t n) {
         used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", d->classes[i]);
 }
 
-/* Parses argv into ctx; 0, 1 for --help, or MAPP_BAD_ARGS with msg set. Every rank parses the same
+/* --describe: what `latscope apps list` shows, from the program itself (one JSON line). */
+static void describe(const lts_mapp_desc *d) {
+    printf("{\"app\": \"%s\", \"summary\": \"%s\", \"default_class\": \"%s\", \"classes\": [", d->app, d->summary,
+           d->default_class);
+    for (int i = 0; d->classes[i]; i++) printf("%s\"%s\"", i ? ", " : "", d->classes[i]);
+    printf("], \"iters\": ");
+    if (!d->default_iters) printf("null");
+    else {
+        printf("{");
+        for (int i = 0; d->classes[i]; i++) printf("%s\"%s\": %d", i ? ", " : "", d->classes[i], d->default_iters(i));
+        printf("}");
+    }
+    printf("}\n");
+}
+
+/* Parses argv into ctx; 0, 1 for --help, 4 for --describe, or MAPP_BAD_ARGS with msg set. Every rank parses the same
  * argv, so every rank reaches the same verdict without communicating. */
 static int parse(int argc, char **argv, const lts_mapp_desc *d, lts_mapp_ctx *ctx, int *json, char *msg,
                  size_t msg_len) {
@@ -106,6 +122,7 @@ static int parse(int argc, char **argv, const lts_mapp_desc *d, lts_mapp_ctx *ct
         else if (strcmp(name, "--json") == 0) *json = 1;
         else if (strcmp(name, "--inject-fault") == 0) ctx->inject_fault = 1;
         else if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) return 1;
+        else if (strcmp(name, "--describe") == 0) return 4;
         else {
             snprintf(msg, msg_len, "unknown argument '%s'; allowed: --class, %s--json, --inject-fault, --help", a,
                      d->default_iters ? "--iters, " : "");
@@ -156,8 +173,11 @@ int lts_mapp_main(int argc, char **argv, const lts_mapp_desc *d) {
     int json = 0;
     char msg[512] = "";
     int rc = parse(argc, argv, d, &ctx, &json, msg, sizeof msg);
-    if (rc == 1) {
-        if (ctx.rank == 0) usage(stdout, d);
+    if (rc == 1 || rc == 4) {
+        if (ctx.rank == 0) {
+            if (rc == 1) usage(stdout, d);
+            else describe(d);
+        }
         MPI_Comm_free(&ctx.comm);
         MPI_Finalize();
         return 0;
