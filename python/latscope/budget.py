@@ -723,7 +723,12 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
             "note": "kernel time per message in send/recv-like calls inside MPI (mpi-tcp rung); a mean per call"},
         "bench_args": bench_args,
     }
-    recs = rung_records(measured, table) + components(measured, comps) + closures(measured, comps, clos)
+    # a component or closure that needs a rung nobody asked for (the synthetic one, by default)
+    # is left out; one whose rung was skipped stays, with what is missing
+    unasked = {r.name for r in table} - {r.name for r in selected}
+    comp_recs = [c for c in components(measured, comps) if not (set(c.get("missing") or []) & unasked)]
+    clos_recs = [c for c in closures(measured, comps, clos) if not (set(c.get("missing") or []) & unasked)]
+    recs = rung_records(measured, table) + comp_recs + clos_recs
     if out is not None:
         write(out, meta, recs)
     return meta, recs
