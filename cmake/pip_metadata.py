@@ -4,10 +4,12 @@ A scikit-build-core dynamic-metadata provider (pyproject.toml, [[tool.dynamic-me
 MPICC unset, CMakeLists.txt builds against the bundled MPICH wheel (requirements-mpich.txt): the
 pin is then a build requirement (its mpicc and mpi.h) and a run-time dependency (its libmpi and
 mpiexec, which the installed programs use). With MPICC set, the user's MPI is used for both and
-nothing more is required (docs/architecture.md, "Install")."""
+nothing more is required (docs/architecture.md, "Install"). The version is CMakeLists.txt's
+project(VERSION), the one place it is written (docs/architecture.md, "One source of truth")."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,9 +25,18 @@ def bundled_mpi() -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
 
 
+def project_version() -> str:
+    """project(latscope VERSION x.y.z) of CMakeLists.txt, which also makes the C LTS_VERSION."""
+    text = (ROOT / "CMakeLists.txt").read_text()
+    m = re.search(r"^project\(latscope\s+VERSION\s+([0-9][0-9.]*)", text, re.MULTILINE)
+    if not m:
+        raise RuntimeError("CMakeLists.txt: no 'project(latscope VERSION x.y.z)' line")
+    return m.group(1)
+
+
 def dynamic_metadata(settings: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:
-    """Added to [project] dependencies (which list the Python ones)."""
-    return {"dependencies": bundled_mpi()}
+    """The version, and what is added to [project] dependencies (which list the Python ones)."""
+    return {"dependencies": bundled_mpi(), "version": project_version()}
 
 
 def get_requires_for_dynamic_metadata(settings: Mapping[str, Any]) -> list[str]:

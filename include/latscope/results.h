@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include "latscope/bench.h"
 #include "latscope/json.h"
+#include "latscope/version.h"   /* LTS_VERSION, generated from CMakeLists.txt */
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define LTS_RESULTS_SCHEMA "latscope.results/3"
-#define LTS_VERSION "0.1.0"
 
 typedef struct lts_run_info {
     const char *tool;           /* "latscope-bench" */

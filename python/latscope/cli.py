@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from latscope import fit
+from latscope import __version__, fit
 from latscope.results import ResultsError, load
 from latscope.run import LaunchError, run_program
 
@@ -38,7 +38,7 @@ def _pair(text: str) -> tuple[int, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="latscope", description="MPI latency: measure, decompose, model, perturb.")
-    ap.add_argument("--version", action="version", version="latscope 0.1.0")
+    ap.add_argument("--version", action="version", version=f"latscope {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     b = sub.add_parser("bench", help="run a benchmark under MPI (options after the kind go to latscope-bench)")

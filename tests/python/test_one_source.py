@@ -1,0 +1,45 @@
+"""Facts that exist in both languages come from one place (docs/architecture.md, "One source of
+truth"): the version (CMakeLists.txt's project(VERSION) -> the C LTS_VERSION, pip's metadata ->
+latscope.__version__)."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+from conftest import mpirun
+
+import latscope
+from latscope.run import build_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cmake_version() -> str:
+    m = re.search(r"^project\(latscope\s+VERSION\s+([0-9.]+)", (ROOT / "CMakeLists.txt").read_text(), re.MULTILINE)
+    assert m, "CMakeLists.txt has no project(latscope VERSION ...)"
+    return m.group(1)
+
+
+def test_version_one_place() -> None:
+    want = cmake_version()
+    # pip's metadata provider reads that line (the installed distribution says the same)
+    spec = importlib.util.spec_from_file_location("pip_metadata", ROOT / "cmake" / "pip_metadata.py")
+    assert spec and spec.loader
+    pm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pm)
+    assert pm.dynamic_metadata({}, {})["version"] == want
+    assert version("latscope") == want == latscope.__version__
+    cli = subprocess.run([str(Path(sys.executable).parent / "latscope"), "--version"],
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 0 and cli.stdout.strip() == f"latscope {want}", cli.stdout + cli.stderr
+    cp = mpirun(1, ["--version"])
+    assert cp.returncode == 0 and cp.stdout.strip() == f"latscope-bench {want}", cp.stdout + cp.stderr
+    # the C header is generated, nowhere written by hand
+    assert f'#define LTS_VERSION "{want}"' in (build_dir() / "include" / "latscope" / "version.h").read_text()
+    hand = [p for p in (ROOT / "include").rglob("*.h") if "#define LTS_VERSION" in p.read_text()]
+    assert hand == []
+    assert not re.search(r"^version\s*=", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
