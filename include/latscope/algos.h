@@ -11,7 +11,20 @@
 extern "C" {
 #endif
 
-/* The collective operations, in the order of lts_coll_op_registry's rows. */
+/* The collective operations: X(id, help) for each, in lts_coll_op_t order, the name being #id.
+ * The one list of names and help: the operation registry (lts_coll_op_names, src/algos/registry.c)
+ * and the measured operations (lts_coll_op_registry, src/bench/ops_coll.c) both expand it. */
+#define LTS_COLL_OP_LIST(X)                                                                          \
+    X(barrier, "MPI_Barrier")                                                                        \
+    X(bcast, "MPI_Bcast: size = the message")                                                        \
+    X(reduce, "MPI_Reduce (MPI_BOR on bytes): size = each rank's vector")                            \
+    X(allreduce, "MPI_Allreduce (MPI_BOR on bytes): size = each rank's vector")                      \
+    X(scatter, "MPI_Scatter: size = the root's whole buffer; each rank gets size/P")                 \
+    X(gather, "MPI_Gather: size = the root's whole buffer; each rank sends size/P")                  \
+    X(allgather, "MPI_Allgather: size = each rank's whole result; each contributes size/P")          \
+    X(alltoall, "MPI_Alltoall: size = each rank's whole send buffer; size/P to each rank")
+
+/* The collective operations, in LTS_COLL_OP_LIST's order. */
 typedef enum {
     LTS_COLL_BARRIER = 0,
     LTS_COLL_BCAST,

@@ -9,16 +9,8 @@
 extern const lts_coll_alg_t lts_coll_builtin[];
 extern const size_t lts_coll_builtin_count;
 
-static const lts_reg_head_t op_rows[] = {
-    {"barrier", "MPI_Barrier"},
-    {"bcast", "MPI_Bcast: size = the message"},
-    {"reduce", "MPI_Reduce (MPI_BOR on bytes): size = each rank's vector"},
-    {"allreduce", "MPI_Allreduce (MPI_BOR on bytes): size = each rank's vector"},
-    {"scatter", "MPI_Scatter: size = the root's whole buffer; each rank gets size/P"},
-    {"gather", "MPI_Gather: size = the root's whole buffer; each rank sends size/P"},
-    {"allgather", "MPI_Allgather: size = each rank's whole result; each contributes size/P"},
-    {"alltoall", "MPI_Alltoall: size = each rank's whole send buffer; size/P to each rank"},
-};
+#define OP_ROW(id, help) {#id, help},
+static const lts_reg_head_t op_rows[] = {LTS_COLL_OP_LIST(OP_ROW)};
 _Static_assert(sizeof(op_rows) / sizeof(op_rows[0]) == LTS_COLL_NOPS, "one name per collective operation");
 const lts_registry_t lts_coll_op_names = LTS_REGISTRY("collective operation", op_rows);
 
