@@ -87,14 +87,8 @@ parse_size = _model_error(units.parse_size)
 
 
 def format_time(t: float) -> str:
-    """Human-readable time with an SI unit (for tables)."""
-    if t == 0.0:
-        return "0 s"
-    a = abs(t)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if a >= scale:
-            return f"{t / scale:.4g} {unit}"
-    return f"{t / 1e-12:.4g} ps"
+    """The model tables' times: units.fmt_time with 4 significant digits."""
+    return units.fmt_time(t, 4)
 
 
 def _arg(fn: Callable[[str], Any]) -> Callable[[str], Any]:

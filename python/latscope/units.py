@@ -47,14 +47,18 @@ def parse_size(text: str) -> float:
 
 
 def fmt_time(seconds: float | None, digits: int = 3) -> str:
-    """Seconds in the unit that keeps the number readable; '-' for undefined."""
+    """Seconds in the unit that keeps the number readable (s, ms, us, ns, ps) with `digits`
+    significant digits; '0 s' for zero, '-' for undefined. The one time formatter of the
+    package (tables, reports, model outputs)."""
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return "-"
+    if seconds == 0:
+        return "0 s"
     a = abs(seconds)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
         if a >= scale:
             return f"{seconds / scale:.{digits}g} {unit}"
-    return f"{seconds / 1e-9:.{digits}g} ns"
+    return f"{seconds / 1e-12:.{digits}g} ps"
 
 
 def fmt_size(nbytes: int | float) -> str:

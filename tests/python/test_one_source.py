@@ -43,3 +43,14 @@ def test_version_one_place() -> None:
     hand = [p for p in (ROOT / "include").rglob("*.h") if "#define LTS_VERSION" in p.read_text()]
     assert hand == []
     assert not re.search(r"^version\s*=", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
+
+
+def test_one_time_formatter() -> None:
+    """units.fmt_time is the one formatter: the model tables use it with 4 digits."""
+    from latscope.model_cli import format_time
+    from latscope.units import fmt_time
+
+    assert [fmt_time(x) for x in (0.0, 2.0, 1.5e-3, 1.5e-6, 2.5e-9, 5e-10, None)] == \
+        ["0 s", "2 s", "1.5 ms", "1.5 us", "2.5 ns", "500 ps", "-"]
+    for x in (0.0, 1.23456e-6, 3e-13, 7.0):
+        assert format_time(x) == fmt_time(x, 4)
