@@ -10,29 +10,39 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import IO, Any
-
-import numpy as np
 
 
 def sanitize(obj: Any) -> Any:
     """A copy of obj with non-finite floats as None and numpy scalars/arrays as Python values."""
+    # numpy and pandas values exist only once their module is imported: looked up, not imported,
+    # so writing JSON does not load them (the CLI starts without them: latscope/commands.py)
+    np = sys.modules.get("numpy")
     if isinstance(obj, dict):
         return {(k if isinstance(k, str) else str(k)): sanitize(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [sanitize(v) for v in obj]
-    if isinstance(obj, np.ndarray):
+    if np is not None and isinstance(obj, np.ndarray):
         return [sanitize(v) for v in obj.tolist()]
-    if isinstance(obj, (bool, np.bool_)):
+    if isinstance(obj, bool) or (np is not None and isinstance(obj, np.bool_)):
         return bool(obj)
-    if isinstance(obj, (int, np.integer)):
+    if isinstance(obj, int) or (np is not None and isinstance(obj, np.integer)):
         return int(obj)
-    if isinstance(obj, (float, np.floating)):
+    if isinstance(obj, float) or (np is not None and isinstance(obj, np.floating)):
         v = float(obj)
         return v if math.isfinite(v) else None
     if obj is None or isinstance(obj, str):
         return obj
+    # pandas NA/NaT and the like: undefined
+    pd = sys.modules.get("pandas")
+    try:
+        if pd is not None and pd.isna(obj):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return obj
     # pandas NA/NaT and the like: undefined
     try:
         import pandas as pd

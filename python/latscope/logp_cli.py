@@ -13,14 +13,16 @@ from latscope.results import ResultsError
 from latscope.units import fmt_size, fmt_time, parse_size
 
 
-def add_fit_parser(fsub: Any) -> list[str]:
+GROUP = "fit"   # `latscope fit logp` (latscope/commands.py)
+
+
+def add_parser(fsub: Any) -> None:
     p = fsub.add_parser("logp", help="LogP/LogGP/PLogP parameters from latscope-bench logp records (+ Hockney)")
     p.add_argument("files", nargs="+", help="results files of latscope-bench logp")
     p.add_argument("--json", help="write the LogGP parameters (latscope.params/1, model loggp; tables in source)")
     p.add_argument("--plogp-json", help="also write the PLogP table (latscope.params/1, model plogp)")
     p.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--large-from", help="G from sizes >= this (default: the upper half of the sizes)")
-    return ["logp"]
 
 
 def _ci(e: logp.Estimate) -> str:
@@ -53,8 +55,11 @@ def print_fit(f: logp.LogPFit, out: Any = None) -> None:
     if f.aux:   # beyond LogP, for the barrier loop simulation (source.post_s / source.flag_s)
         what = {"post": "post (MPI_Irecv, nothing to match)", "poll": "poll (MPI_Iprobe + MPI_Recv, arrived)",
                 "flag": "flag (shared memory, one way)",
-                "mcast": "mcast (MPI_Bcast, one way)"}
-        print("not in LogP: " + "  ".join(f"{what[op]} = {_ci(e)}" for op, e in f.aux.items()), file=out)
+                "mcast": "mcast (MPI_Bcast, one way)", "rtt_loop": "rtt_loop (round trip in the barrier loop)"}
+        print("not in LogP: " + "  ".join(f"{what.get(op, op)} = {_ci(e)}" for op, e in f.aux.items()), file=out)
+        if f.L_loop_s is not None:
+            print(f"in the barrier loop: L = rtt_loop/2 - o_s - o_r = {fmt_time(f.L_loop_s)} (the loop simulation's)",
+                  file=out)
     if f.hockney:
         h = f.hockney
         print(f"Hockney (RTT/2 = alpha + beta m): alpha = {fmt_time(h.alpha_s)}  beta = {h.beta_s_per_byte * 1e9:.4g} ns/B",
@@ -63,7 +68,7 @@ def print_fit(f: logp.LogPFit, out: Any = None) -> None:
         print(f"note: {n}", file=out)
 
 
-def fit_main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     try:
         large = None
         if args.large_from is not None:

@@ -29,8 +29,11 @@ LAUNCHES_KEY = b"latscope.launches"
 FORMATS = {"csv": ".csv", "parquet": ".parquet"}
 
 
-def add_results_parser(rsub: Any) -> list[str]:
-    """`latscope results export` (cli.py: results subcommands from plugins)."""
+GROUP = "results"   # `latscope results export` (latscope/commands.py)
+
+
+def add_parser(rsub: Any) -> None:
+    """`latscope results export`."""
     e = rsub.add_parser("export", help="the points as CSV or Parquet, for analysis elsewhere",
                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("file", help="a results file (JSON Lines)")
@@ -39,7 +42,6 @@ def add_results_parser(rsub: Any) -> list[str]:
     fmt.add_argument("--parquet", dest="format", action="store_const", const="parquet",
                      help="Apache Parquet (needs pyarrow), with the metadata record inside")
     e.add_argument("-o", "--out", help="output file (default: FILE with .csv or .parquet for its suffix)")
-    return ["export"]
 
 
 def export_frame(res: Results) -> pd.DataFrame:
@@ -74,7 +76,7 @@ def write_parquet(res: Results, df: pd.DataFrame, out: Path) -> None:
     pq.write_table(table.replace_schema_metadata(kv), out)
 
 
-def results_main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     from latscope.results import load
 
     if args.format == "parquet" and importlib.util.find_spec("pyarrow") is None:

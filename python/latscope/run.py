@@ -2,6 +2,7 @@
 points at, or the user's own launcher line such as 'srun -N 4 -n 64')."""
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import shlex
@@ -19,6 +20,15 @@ NATIVE = Path(__file__).resolve().parent / "_native"
 
 class LaunchError(RuntimeError):
     """A program or MPI that cannot be found or started (message says which and where)."""
+
+
+def add_launcher_args(p: argparse.ArgumentParser) -> None:
+    """The options of every command that starts ranks (`latscope bench`, `latscope characterize`)."""
+    g = p.add_argument_group("launching")
+    g.add_argument("--np", type=int, default=None, help="ranks on this machine (default: 2)")
+    g.add_argument("--launcher", help="your own launcher line, e.g. 'srun -N 4 -n 64' (replaces mpiexec -n)")
+    g.add_argument("--hostfile", help="hostfile for mpiexec")
+    g.add_argument("--timeout", type=float, default=None, help="kill the run after this many seconds")
 
 
 def build_dir() -> Path:
@@ -92,8 +102,8 @@ class Launch:
 def launch(np_: int | None, launcher: str | None = None, hostfile: str | None = None) -> Launch:
     """Build the launch line. A user launcher line is used as given (its own -n); otherwise
     mpiexec -n np with settings that keep the MPI on shared memory and, when more ranks than
-    cores, make waiting ranks yield (DESIGN.md: oversubscription with busy polling is
-    pathological)."""
+    cores, make waiting ranks yield (oversubscription with busy polling is pathological:
+    README.md "Running on small machines")."""
     env = dict(os.environ)
     warnings: list[str] = []
     if launcher:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from latscope import tables as T
+from latscope import distributions as D
 from latscope.units import fmt_time, parse_duration
+
+if TYPE_CHECKING:   # numpy, pandas, scipy: imported where a table is made or read, not to build the parser
+    from latscope import tables as T
 
 EXIT_USAGE = 2
 PROG = "latscope tables"
@@ -21,14 +24,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="tcmd", required=True)
 
-    dists = ", ".join(list(T.GENERATORS) + ["empirical"])
+    dists = ", ".join(list(D.GENERATORS) + ["empirical"])
     m = sub.add_parser("make", help="a table from a distribution",
                        description=f"Distributions: {dists}. " + "; ".join(
-                           f"{g.name}: {' '.join('--' + s.name for s in g.params)}" for g in T.GENERATORS.values())
+                           f"{g.name}: {' '.join('--' + s.name for s in g.params)}" for g in D.GENERATORS.values())
                        + "; empirical: --samples FILE [--point N].")
     m.add_argument("distribution", help=dists)
-    names: dict[str, T.ParamSpec] = {}
-    for g in T.GENERATORS.values():
+    names: dict[str, D.ParamSpec] = {}
+    for g in D.GENERATORS.values():
         for spec in g.params:
             names.setdefault(spec.name, spec)
     for name, spec in names.items():
@@ -76,9 +79,9 @@ def _int_given(text: str, flag: str, lo: int = 0) -> int:
     try:
         v = int(text)
     except ValueError:
-        raise T.TableError(f"{flag} {text!r}: not an integer") from None
+        raise D.TableError(f"{flag} {text!r}: not an integer") from None
     if v < lo:
-        raise T.TableError(f"{flag} {v}: must be >= {lo}")
+        raise D.TableError(f"{flag} {v}: must be >= {lo}")
     return v
 
 
@@ -90,21 +93,22 @@ def _emit(text: str, out: str) -> None:
 
 
 def _make(args: argparse.Namespace) -> int:
+    from latscope import tables as T
     seed = _int_given(args.seed, "--seed")
     name = args.distribution
     if name == "empirical":
         if not args.samples:
-            raise T.TableError("empirical: give --samples FILE")
+            raise D.TableError("empirical: give --samples FILE")
         given = [n for n in _param_names() if getattr(args, n) is not None]
         if given:
-            raise T.TableError(f"empirical takes no --{given[0]}; it uses --samples")
+            raise D.TableError(f"empirical takes no --{given[0]}; it uses --samples")
         table = T.empirical(T.load_samples(args.samples, _int(args.point, "--point")), seed, args.samples)
     else:
-        if name not in T.GENERATORS:
-            raise T.TableError(f"distribution {name!r}: use one of {', '.join(list(T.GENERATORS) + ['empirical'])}")
+        if name not in D.GENERATORS:
+            raise D.TableError(f"distribution {name!r}: use one of {', '.join(list(D.GENERATORS) + ['empirical'])}")
         if args.samples or args.point:
-            raise T.TableError(f"--samples is for empirical, not {name}")
-        gen = T.GENERATORS[name]
+            raise D.TableError(f"--samples is for empirical, not {name}")
+        gen = D.GENERATORS[name]
         allowed = {s.name: s for s in gen.params}
         params: dict[str, float | None] = {}
         for n in _param_names():
@@ -113,7 +117,7 @@ def _make(args: argparse.Namespace) -> int:
                 params[n] = allowed[n].default if n in allowed else None
                 continue
             if n not in allowed:
-                raise T.TableError(f"{name} takes no --{n}; it takes {', '.join('--' + s for s in allowed)}")
+                raise D.TableError(f"{name} takes no --{n}; it takes {', '.join('--' + s for s in allowed)}")
             params[n] = _value(text, allowed[n], n)
         table = T.make(name, params, seed)
     _emit(T.format_table(table), args.out)
@@ -121,26 +125,27 @@ def _make(args: argparse.Namespace) -> int:
 
 
 def _param_names() -> list[str]:
-    return list(dict.fromkeys(s.name for g in T.GENERATORS.values() for s in g.params))
+    return list(dict.fromkeys(s.name for g in D.GENERATORS.values() for s in g.params))
 
 
-def _value(text: str, spec: T.ParamSpec, flag: str) -> float:
+def _value(text: str, spec: D.ParamSpec, flag: str) -> float:
     if spec.kind == "time":
         try:
             v = parse_duration(text)
         except ValueError as e:
-            raise T.TableError(f"--{flag}: {e}") from None
+            raise D.TableError(f"--{flag}: {e}") from None
         # a delay table holds delays: a negative one cannot be waited (loc is a shift, checked by make)
         if v < 0 and flag != "loc":
-            raise T.TableError(f"--{flag} {text}: negative delay; give a time >= 0 with a unit, e.g. {text.lstrip('-')}")
+            raise D.TableError(f"--{flag} {text}: negative delay; give a time >= 0 with a unit, e.g. {text.lstrip('-')}")
         return v
     try:
         return float(text)
     except ValueError:
-        raise T.TableError(f"--{flag} {text!r}: not a number") from None
+        raise D.TableError(f"--{flag} {text!r}: not a number") from None
 
 
 def _fit(args: argparse.Namespace) -> int:
+    from latscope import tables as T
     seed = _int_given(args.seed, "--seed")
     fs = T.fit_tables(T.load_samples(args.samples, _int(args.point, "--point")), seed, args.match, args.vary)
     paths = fs.write(args.out)
@@ -153,6 +158,7 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from latscope import tables as T
     t = T.read_table(args.table)
     print(f"{args.table}: {t.distribution} " + " ".join(f"{k}={v}" for k, v in t.params.items()))
     if t.generator:
@@ -167,6 +173,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _plot(t: T.DelayTable, out: Path, title: str) -> None:
+    from latscope import tables as T
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -189,10 +196,11 @@ def _plot(t: T.DelayTable, out: Path, title: str) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from latscope import tables as T
     if not args.netem:
-        raise T.TableError("export: choose a format; allowed: --netem")
+        raise D.TableError("export: choose a format; allowed: --netem")
     if not args.name or any(c.isspace() or c == "/" for c in args.name):
-        raise T.TableError(f"--name {args.name!r}: one word without '/', e.g. latscope")
+        raise D.TableError(f"--name {args.name!r}: one word without '/', e.g. latscope")
     nt = T.to_netem(T.read_table(args.table))
     _emit(nt.text(args.name), args.out)
     if nt.clipped:
@@ -211,7 +219,7 @@ def main(args: argparse.Namespace | list[str] | None = None) -> int:
         args = ap.parse_args(["tables"] + list(args or []))
     try:
         return _COMMANDS[args.tcmd](args)
-    except T.TableError as e:
+    except D.TableError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
     except FileNotFoundError as e:
         print(f"{PROG}: error: {e.filename}: no such file", file=sys.stderr)

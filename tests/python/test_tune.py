@@ -16,7 +16,7 @@ from latscope.parts import tune as tune_part
 from latscope.report import ReportInput
 from latscope.results import load
 from latscope.run import cores
-from latscope.tune_cli import TuneError, boundary, decide, decide_results, load_table
+from latscope.tune import TuneError, boundary, decide, decide_results, load_table
 
 FAST = ["--min-reps", "8", "--max-reps", "8", "--warmup", "2"]
 # Root-timed runs whose table must exist: with 8 samples the median's CI is [min, max], and one

@@ -14,10 +14,8 @@ the seed's, term for term.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
-
-import numpy as np
-from scipy.optimize import brentq
 
 from .errors import ModelError, require_nonneg, require_positive
 from .params import LogGPParams, LogPParams, NetworkParams
@@ -35,7 +33,7 @@ __all__ = [
     "upper_bound",
 ]
 
-_RTOL = 4.0 * float(np.finfo(float).eps)  # the smallest rtol brentq accepts
+_RTOL = 4.0 * sys.float_info.epsilon  # the smallest rtol brentq accepts
 
 
 def _occupancy(B: float, net: NetworkParams) -> float:
@@ -140,6 +138,7 @@ def solve_injection_rate(
     if f(hi) == 0.0:
         m_c = hi
     else:
+        from scipy.optimize import brentq   # here, not at the top: the CLI starts without scipy
         m_c = brentq(f, 0.0, hi, xtol=hi * 1e-17 + 1e-300, rtol=_RTOL, maxiter=500)
     Cn = contention_delay_s(m_c, B, net)
     return ClosedContention(T, B, float(m_c), Cn, channel_load(m_c, B, net), kappa)
@@ -193,5 +192,6 @@ def upper_bound(G_s_per_byte: float, net: NetworkParams) -> UpperBound:
         lo = c * kd / 2.0
         lo = lo + max(lo * 1e-12, 1e-300)
         hi = 2.0 * G + c * kd + c * math.sqrt((n + 1) * (kd - 1.0))
+        from scipy.optimize import brentq
         F = brentq(h, lo, hi, xtol=hi * 1e-17 + 1e-300, rtol=_RTOL, maxiter=500)
     return UpperBound(F_s_per_byte=float(F), ratio=float(F / (2.0 * G)), G_s_per_byte=G, k_d=kd, n=n)

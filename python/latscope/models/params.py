@@ -21,13 +21,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Union
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from latscope import jsonio
 from .errors import ModelError, require_int_at_least, require_nonneg, require_positive
 from .topology import mesh_avg_distance
+
+if TYPE_CHECKING:   # numpy is imported where a table is interpolated: the CLI starts without it
+    import numpy as np
 
 __all__ = [
     "SCHEMA",
@@ -154,6 +155,7 @@ def _interp(sizes: np.ndarray, values: np.ndarray, m: float) -> float:
     if m <= sizes[0]:
         return float(values[0])
     if m <= sizes[-1] or len(sizes) == 1:
+        import numpy as np
         return float(np.interp(m, sizes, values))
     slope = (values[-1] - values[-2]) / (sizes[-1] - sizes[-2])
     return float(values[-1] + slope * (m - sizes[-1]))
@@ -199,6 +201,7 @@ class PLogPParams:
         _check_P(self.P)
 
     def _at(self, name: str, m: float) -> float:
+        import numpy as np
         m = require_nonneg("message size m (bytes)", m)
         return _interp(np.asarray(self.sizes_bytes, float), np.asarray(getattr(self, name), float), m)
 

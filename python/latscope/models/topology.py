@@ -7,10 +7,9 @@ have the same radix).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Literal
-
-import numpy as np
 
 from .errors import ModelError, require_int_at_least
 
@@ -97,7 +96,7 @@ def rank_coords(p: int, dims: Sequence[int], numbering: Numbering = "row-major")
     ``column-major`` lets the last dimension vary fastest; ``snake`` is row-major with every odd
     row reversed (boustrophedon, 2-D only); ``morton`` interleaves coordinate bits.
     """
-    size = int(np.prod(dims))
+    size = int(math.prod(dims))
     if not 0 <= p < size:
         raise ModelError(f"p = {p}: must be in [0, {size})")
     if numbering == "row-major":
@@ -153,7 +152,7 @@ def mapping_avg_distance(
     otherwise partners outside ``[0, P)`` are dropped and the rank averages over the rest.
     Returns ``2 k_dl`` for a 2-D mesh, i.e. the *total* average distance (sum over dimensions).
     """
-    P = int(np.prod(dims))
+    P = int(math.prod(dims))
     get = mapping if callable(mapping) else (lambda p: mapping[p])
     if not callable(mapping) and len(mapping) != P:
         raise ModelError(f"len(mapping) = {len(mapping)}: must equal the node count {P}")

@@ -3,7 +3,7 @@
 
 Where the table comes from: the step writes the usual results records (meta + one point per
 candidate and size) to <out>/tune_scatter.jsonl, like every other step. The report section and
-after_demo recompute the decision from those records with latscope.tune_cli.decide, the same
+after_demo recompute the decision from those records with latscope.tune.decide, the same
 rule as the C library (tested against it on the same run), so nothing depends on a path known
 only when the step runs. after_demo writes <out>/tune_scatter.json (latscope.tune/1), which a
 C program loads with lts_tune_load."""
@@ -15,14 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from latscope.parts import Step  # noqa: E402
-from latscope.tune_cli import DecisionTable, TuneError, decide_results  # noqa: E402
+from latscope.figures import plt, png
+from latscope.parts import Step
+from latscope.tune import DecisionTable, TuneError, decide_results
 
 ORDER = 60
 STEP = "tune_scatter"
@@ -88,7 +85,6 @@ def _html_table(t: DecisionTable) -> str:
 
 
 def _plot(t: DecisionTable) -> str:
-    from latscope.figures import png as _png
     fig, ax = plt.subplots(figsize=(7, 3.6))
     colors = {c: f"C{i}" for i, c in enumerate(t.candidates)}
     sizes = [s for r in t.ranges for s, _ in r.points]
@@ -108,7 +104,7 @@ def _plot(t: DecisionTable) -> str:
     ax.set_title(f"{t.op} on {t.ranks} ranks: candidates, and the chosen one per range (band)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    return _png(fig)
+    return png(fig)
 
 
 def section_decision(inp: Any) -> str | None:

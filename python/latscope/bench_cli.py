@@ -1,0 +1,35 @@
+"""`latscope bench KIND ...`: a latscope-bench run under MPI (the options after the kind are
+latscope-bench's own); `--launches N` repeats it in N launches into one file."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from latscope.run import add_launcher_args, run_program
+
+
+def add_parser(subparsers: Any) -> None:
+    b = subparsers.add_parser("bench", help="run a benchmark under MPI (options after the kind go to latscope-bench)")
+    b.add_argument("kind", help="the latscope-bench command: p2p, coll, ... (latscope-bench --help lists them)")
+    add_launcher_args(b)
+    b.add_argument("--launches", metavar="N", default=None,
+                   help="repeat the run in N separate launches into one file (each record gets its 'launch'); "
+                        "prints the launch-to-launch spread and a CI across launches, and warns when launches "
+                        "disagree beyond their own CIs")
+    # the words latscope does not know are latscope-bench's: cli.py leaves them in args.extra
+    b.set_defaults(takes_extra=True)
+
+
+def main(args: argparse.Namespace) -> int:
+    extra: list[str] = getattr(args, "extra", [])
+    if args.np is not None and args.np < 1:
+        print(f"latscope: error: --np {args.np}: must be a positive number of ranks", file=sys.stderr)
+        return 2
+    np_ = args.np if (args.np or args.launcher) else 2
+    if args.launches is not None:
+        from latscope import launches
+        n = launches.parse_launches(args.launches)
+        return launches.run_launches(n, args.kind, extra, np_, args.launcher, args.hostfile, args.timeout)
+    cp = run_program("latscope-bench", [args.kind] + extra, np_, args.launcher, args.hostfile, args.timeout)
+    return cp.returncode

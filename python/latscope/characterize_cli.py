@@ -1,0 +1,28 @@
+"""`latscope characterize`: the main job (p2p sweep, Hockney fit, every part's benchmarks, report.html)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from latscope.run import add_launcher_args
+
+
+def add_parser(subparsers: Any) -> None:
+    c = subparsers.add_parser("characterize", help="the main job: p2p sweep, Hockney fit, report.html")
+    add_launcher_args(c)
+    c.add_argument("--out", default="results/characterize", help="output directory")
+    c.add_argument("--quick", action="store_true", help="fewer sizes and a shorter budget")
+    c.add_argument("--timer", default="monotonic", help="wtime, monotonic or tsc")
+
+
+def main(args: argparse.Namespace) -> int:
+    from latscope import characterize
+    if args.np is not None and args.np < 1:
+        print(f"latscope: error: --np {args.np}: must be a positive number of ranks", file=sys.stderr)
+        return 2
+    # LATSCOPE_QUICK=1 (smoke tests, the docs test) means --quick; latscope-bench caps each point too
+    quick = args.quick or os.environ.get("LATSCOPE_QUICK") == "1"
+    return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer)
