@@ -3,7 +3,8 @@
  * over the ranks (PMPI_Allreduce MAX: the critical path's end, with the barrier's exit skew).
  * Every timed MPI_Bcast is followed by the same through PMPI_Bcast, which the injector does not
  * see: the baseline of the same launch. Contents checked. Rank 0 prints one JSON line:
- *   {"np", "iters", "bcast_max_median_us", "base_bcast_max_median_us", "bad"}
+ *   {"np", "iters", "bcast_max_median_us", "bcast_max_min_us", "base_bcast_max_median_us",
+ *    "base_bcast_max_min_us", "bad"}
  *   inject-coll-probe [iters]      (any np >= 1) */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,8 +46,9 @@ int main(int argc, char **argv) {
     PMPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         for (int b = 0; b < 2; b++) qsort(t[b], (size_t)iters, sizeof(double), cmp_d);
-        printf("{\"np\": %d, \"iters\": %d, \"bcast_max_median_us\": %.3f, \"base_bcast_max_median_us\": %.3f, "
-               "\"bad\": %d}\n", size, iters, t[0][iters / 2] * 1e6, t[1][iters / 2] * 1e6, all_bad);
+        printf("{\"np\": %d, \"iters\": %d, \"bcast_max_median_us\": %.3f, \"bcast_max_min_us\": %.3f, "
+               "\"base_bcast_max_median_us\": %.3f, \"base_bcast_max_min_us\": %.3f, \"bad\": %d}\n", size, iters,
+               t[0][iters / 2] * 1e6, t[0][0] * 1e6, t[1][iters / 2] * 1e6, t[1][0] * 1e6, all_bad);
     }
     free(t[0]);
     free(t[1]);

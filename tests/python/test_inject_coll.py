@@ -2,7 +2,8 @@
 LATSCOPE_INJECT_COLL=messages a P-rank binomial bcast is delayed ceil(log2 P) times on its critical
 path, with the default (calls) once; every internal message is delayed and counted; the
 collectives run as latscope's algorithms still give MPI's results; a bad mode is refused.
-Medians of the largest time over the ranks, each against the PMPI_ baseline of the same launch."""
+Minima and medians of the largest time over the ranks, each against the PMPI_ baseline of the
+same launch."""
 from __future__ import annotations
 
 import json
@@ -20,8 +21,11 @@ TIMEOUT = 90
 DELAY_US = 200.0
 ITERS = 40
 CALLS = ITERS + ITERS // 10 + 1   # inject-coll-probe's MPI_Bcast calls, warm-up included
-# lower: the busy-wait guarantees the whole delay; upper: beside other work, a rank waiting for its
-# message sometimes waits for a core; still half a delay below the next count of delays
+# Lower bound: the busy-wait guarantees every delay in every iteration (the root's own time holds
+# ceil(log2 P) of them in message mode), so minimum and median are above it. Upper bound, on the
+# minimum: with 4 ranks busy-polling on 2 cores beside other work, a rank waiting for its message
+# sometimes waits a scheduler tick (medians of 4 ms seen at np 4); the fastest iteration shows the
+# count of delays, and half a delay of slack still tells it from the next count.
 TOL_BELOW_US, TOL_ABOVE_US = 5.0, 100.0
 
 
@@ -74,9 +78,10 @@ def test_binomial_bcast_delayed_once_per_round(np_: int, lib: str, tmp_path: Pat
     for mode, times, delays in (("messages", rounds, CALLS * (np_ - 1)), ("calls", 1, CALLS * np_)):
         log = tmp_path / f"inj-{mode}"
         r = bcast(np_, lib, tbl, mode, log)
-        added = r["bcast_max_median_us"] - r["base_bcast_max_median_us"]
         want = times * DELAY_US
+        added = r["bcast_max_min_us"] - r["base_bcast_max_min_us"]
         assert want - TOL_BELOW_US <= added <= want + TOL_ABOVE_US, (mode, np_, want, r)
+        assert r["bcast_max_median_us"] >= want - TOL_BELOW_US, (mode, np_, r)
         # messages: one delay per message of the tree (P-1 per bcast); calls: one per rank and call
         assert delayed_bcasts(log, np_) == delays, (mode, np_)
 
