@@ -52,7 +52,9 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool) -> tuple[float, lis
     if show:
         print(f"LogP (np 2): L = {f.L_s * 1e9:.0f} ns (raw), o_s = {f.o_s_s * 1e9:.0f} ns, o_r = {f.o_r_s * 1e9:.0f} ns, "
               f"g = {f.g_s * 1e9:.0f} ns; RTT/2 = o_s + L + o_r = {(f.o_s_s + f.L_s + f.o_r_s) * 1e9:.0f} ns; "
-              f"post = {(f.post_s or 0) * 1e9:.0f} ns, poll = "
+              + ("" if f.L_loop_s is None else f"in the loop: L = {f.L_loop_s * 1e9:.0f} ns, RTT/2 = "
+                 f"{(f.o_s_s + f.L_loop_s + f.o_r_s) * 1e9:.0f} ns; ")
+              + f"post = {(f.post_s or 0) * 1e9:.0f} ns, poll = "
               + ("-" if f.poll_s is None else f"{f.poll_s * 1e9:.0f} ns") + ", flag = "
               + ("-" if f.flag_s is None else f"{f.flag_s * 1e9:.0f} ns") + ", mcast = "
               + ("-" if f.mcast_s is None else f"{f.mcast_s * 1e9:.0f} ns"))
@@ -63,7 +65,8 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool) -> tuple[float, lis
         res.append(load(out))
     # post_s / poll_s / flag_s: logp's post, poll and flag (measured above, like every other parameter)
     # MPI_Bcast release: "auto" (mcast where the measured broadcast beats a message on one host)
-    df = compare_results(params, res, L_raw_s=f.L_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
+    # the loop's hop: logp's rtt_loop (the round trip in this same loop) when measured
+    df = compare_results(params, res, L_raw_s=f.L_s if f.L_loop_s is None else f.L_loop_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
                          mcast_s=f.mcast_s, poll_s=f.poll_s)
     loaded = [r for r in res if "under_load" in r.points and r.points["under_load"].fillna(False).astype(bool).any()]
     note = f"{len(loaded)} of {len(res)} barrier files had points under load" if loaded else "no point under load"

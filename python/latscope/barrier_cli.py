@@ -39,7 +39,7 @@ from latscope import jsonio
 from latscope.models import ModelError, load_params
 from latscope.models.barrier import row_loop_time_s, row_time_s
 from latscope.loop_options import add_loop_options, loop_options
-from latscope.models.barrier_sim import SimParams, raw_latency_s, resolve_bcast
+from latscope.models.barrier_sim import SimParams, loop_latency_s, resolve_bcast
 from latscope.results import Results, ResultsError, load, noise_flag
 from latscope.selection import screen, target_of
 from latscope.run import LaunchError, run_program
@@ -240,7 +240,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         ps = load_params(args.params)
         lo = loop_options(args, ps.source)
-        df = compare(ps.model, args.files, L_raw_s=raw_latency_s(ps.source), post_s=lo.post_s, flag_s=lo.flag_s,
+        df = compare(ps.model, args.files, L_raw_s=loop_latency_s(ps.source), post_s=lo.post_s, flag_s=lo.flag_s,
                      bcast=lo.bcast, mcast_s=lo.mcast_s, poll_s=lo.poll_s)
     except (ModelError, ResultsError) as e:
         return _fail(str(e))

@@ -64,9 +64,13 @@ STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 #         from the first rank and back by a pre-posted message, so mcast_s = mcast - RTT/2 (the
 #         smallest size's, the way back being a ping-pong's half): the seed's multicast exit as
 #         this MPI provides it (the *-bcast rows' release)
-# Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s (with their CIs under
-# source.post / poll / flag / mcast), where `latscope barrier compare` and `predict barrier` read them.
-AUX_OPS = ("post", "poll", "flag", "mcast")
+#   rtt_loop  the round trip in seed 002's barrier benchmark loop (back to back, 30 us of work
+#         between): L_loop = rtt_loop/2 - o_s - o_r is the hop of the barrier loop simulation (the
+#         isolated rtt, after the driver's allreduce, sat 20-40 % above it in some launches here)
+# Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s / rtt_loop_s and
+# L_loop_s (with their CIs under source.post / poll / flag / mcast / rtt_loop), where `latscope
+# barrier compare` and `predict barrier` read them.
+AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop")
 
 
 class LogPFitError(ValueError):
@@ -137,6 +141,14 @@ class LogPFit:
         return self.aux["poll"].value_s if "poll" in self.aux else None
 
     @property
+    def L_loop_s(self) -> float | None:
+        """``rtt_loop/2 - o_s - o_r`` at the smallest size: the hop of seed 002's benchmark loop less
+        the overheads (``None`` when rtt_loop was not measured). May be negative, as L_s."""
+        if "rtt_loop" not in self.aux:
+            return None
+        return self.aux["rtt_loop"].value_s / 2 - self.o_s_s - self.o_r_s
+
+    @property
     def flag_s(self) -> float | None:
         """One-way shared-memory flag latency (``None`` when not measured: not on one node)."""
         return self.aux["flag"].value_s if "flag" in self.aux else None
@@ -186,6 +198,8 @@ class LogPFit:
         for op, e in self.aux.items():   # post_s, flag_s: read by the barrier loop simulation
             src[f"{op}_s"] = e.value_s
             src[op] = e.to_dict()
+        if self.L_loop_s is not None:
+            src["L_loop_s"] = self.L_loop_s
         if meta:
             src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time", "hosts", "ranks")})
         return src

@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from latscope import logp
-from latscope.results import ResultsError
 from latscope.units import fmt_size, fmt_time, parse_size
+
+if TYPE_CHECKING:   # numpy, pandas, scipy: imported when a fit is made, not to build the parser
+    from latscope import logp
 
 
 GROUP = "fit"   # `latscope fit logp` (latscope/commands.py)
@@ -32,6 +33,7 @@ def _ci(e: logp.Estimate) -> str:
 
 
 def print_fit(f: logp.LogPFit, out: Any = None) -> None:
+    from latscope import logp
     out = out if out is not None else sys.stdout   # looked up at call time (redirected streams)
     print(f"PLogP per size (medians, {100 * f.confidence:g}% CI):", file=out)
     print(f"{'size':>9}  {'o_s':>28}  {'o_r':>28}  {'g':>28}  {'RTT/2':>10}  {'L=RTT/2-o_s-o_r':>16}", file=out)
@@ -69,6 +71,8 @@ def print_fit(f: logp.LogPFit, out: Any = None) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from latscope import logp
+    from latscope.results import ResultsError
     try:
         large = None
         if args.large_from is not None:

@@ -32,7 +32,7 @@ from latscope.models.barrier import (
     row_time_s,
 )
 from latscope.loop_options import add_loop_options, loop_options, seconds_option
-from latscope.models.barrier_sim import raw_latency_s
+from latscope.models.barrier_sim import loop_latency_s
 
 __all__ = ["add_parser", "main", "predict_barrier"]
 
@@ -98,7 +98,7 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
     pred = predict_barrier(params, args.np, model_spec, args.k, size_bytes=args.size) if model_spec else None
     row_t = {r: row_time_s(params, args.np, r, size_bytes=args.size) for r in rows}
     # the loop simulation takes the fit's raw L (source.L_raw_s) unless --L was given explicitly
-    L_raw = raw_latency_s(ps.source) if ps is not None and getattr(args, "L_s", None) is None else None
+    L_raw = loop_latency_s(ps.source) if ps is not None and getattr(args, "L_s", None) is None else None
     dummy = _dummy_work(args)
     lo = loop_options(args, ps.source if ps is not None else None)   # --post/--flag, else the file's
     post, flag = lo.post_s, lo.flag_s

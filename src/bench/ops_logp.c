@@ -24,6 +24,12 @@
  *        its receiver, so g is latency-bound there; nonblocking sends overlap the handshakes)
  *   rtt_train  `window` ping-pongs back to back, time / window: the round trip in a stream (rtt
  *        is one isolated ping-pong after the driver's synchronisation)
+ *   rtt_loop  a ping-pong in seed 002's barrier benchmark loop (§4.3): round trips back to back
+ *        (self-isolating: --sync auto leaves out the stop-sync), each rank busy for 30 us
+ *        between them (untimed, in prepare), as between two barriers of that loop. The barrier
+ *        loop simulation takes its hop from it: the isolated rtt, after the driver's allreduce,
+ *        came out 20-40 % above the loop's hop in some launches here, rtt_loop within a few % of
+ *        the measured two-hop barrier chains (docs/barriers.md)
  *   post time in MPI_Irecv when nothing matching has arrived (the receive is only queued; it is
  *        cancelled, untimed, before the next repetition). LogP has no term for it: a receive
  *        posted on the critical path (MPI_Sendrecv's exchange rounds, a Recv issued after the
@@ -198,6 +204,14 @@ static int rtt_run(lts_op_ctx_t *c) {
     }
     if ((rc = wait_recv(c, &c->req))) return rc;
     return snd(c, c->sbuf, 0);
+}
+
+/* ---- rtt_loop: the round trip of seed 002's benchmark loop ---- */
+#define LOOP_WORK_S 30e-6   /* seed 002 §4.3: the dummy work between two barriers */
+static int rttl_prepare(lts_op_ctx_t *c) {
+    int rc = chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1 - c->rank, TAG, c->comm, &c->req));
+    spin(LOOP_WORK_S);
+    return rc;
 }
 
 /* ---- rtt_train: `window` ping-pongs back to back ---- */
@@ -430,6 +444,10 @@ static const lts_op_desc_t logp_ops[] = {
     {.name = "rtt", .help = "round-trip time of an M-byte ping-pong (RTT/2 = o_s + L + o_r)", .group_size = 2,
      .scale = 1.0, .metric = "rtt", .init = logp_init, .run = rtt_run, .fini = logp_fini, .prepare = rtt_prepare,
      .cancel = cancel_req},
+    {.name = "rtt_loop", .help = "round trip in seed 002's barrier loop: ping-pongs back to back, 30 us of untimed "
+     "work on each rank between them (smallest size only)", .group_size = 2, .scale = 1.0, .metric = "rtt",
+     .init = logp_init, .run = rtt_run, .fini = logp_fini, .prepare = rttl_prepare, .cancel = cancel_req,
+     .self_isolating = 1},
     {.name = "poll", .help = "polling receive: MPI_Iprobe until a message that arrived a delay D before is seen, "
      "then MPI_Recv (smallest size only)", .group_size = 2, .scale = 1.0, .metric = "poll", .init = or_init,
      .run = poll_run, .fini = logp_fini, .prepare = or_prepare, .cancel = or_cancel},

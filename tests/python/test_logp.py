@@ -47,11 +47,14 @@ def measure(tmp_path: Path, name: str, monkeypatch, send: float = 0.0, recv: flo
     res = load(out)
     assert res.meta["bench"] == "logp" and res.meta["window"] == 8
     assert sorted(set(res.points["op"])) == ["flag", "g", "g_nb", "g_r", "mcast", "o_r", "o_s", "poll", "post",
-                                             "rtt", "rtt_train"]
+                                             "rtt", "rtt_loop", "rtt_train"]
     assert set(res.points["size_bytes"]) == {0, 64, 1024, 4096}
     # post, poll, flag, mcast do not depend on the size: measured once, at the smallest
     once = res.points[res.points["op"].isin(logp.AUX_OPS)]
-    assert sorted(once["op"]) == ["flag", "mcast", "poll", "post"] and set(once["size_bytes"]) == {0}
+    assert sorted(once["op"]) == ["flag", "mcast", "poll", "post", "rtt_loop"] and set(once["size_bytes"]) == {0}
+    # rtt_loop runs back to back (it isolates itself, --sync auto); the others after the stop-sync
+    syncs = dict(zip(res.points["op"], res.points["sync"]))
+    assert syncs["rtt_loop"] == "none" and syncs["rtt"] == "barrier"
     assert len(res.raw) == len(res.points) and all(len(v) == 40 for v in res.raw.values())
     return res
 
@@ -168,6 +171,9 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     src = json.loads(pj.read_text())["source"]
     assert src["post_s"] == f.post_s and src["flag_s"] == f.flag_s and src["mcast_s"] == f.mcast_s
     assert src["poll_s"] == f.poll_s
+    # the loop's L: rtt_loop/2 - o_s - o_r (the barrier loop simulation's hop)
+    assert f.L_loop_s == pytest.approx(f.aux["rtt_loop"].value_s / 2 - f.o_s_s - f.o_r_s)
+    assert src["L_loop_s"] == f.L_loop_s and src["rtt_loop_s"] == f.aux["rtt_loop"].value_s
     assert src["post"]["ci_lo_s"] <= src["post_s"] <= src["post"]["ci_hi_s"]
     from latscope.logp_cli import print_fit
     print_fit(f)

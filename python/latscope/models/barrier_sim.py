@@ -188,6 +188,14 @@ def raw_latency_s(source: dict[str, Any] | None) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
+def loop_latency_s(source: dict[str, Any] | None) -> float | None:
+    """The loop's ``L = rtt_loop/2 - o_s - o_r`` from a parameter file's ``source`` (logp's
+    rtt_loop: the round trip measured in seed 002's benchmark loop, the state the loop simulation
+    models), else the fit's raw L (``raw_latency_s``), else None."""
+    v = (source or {}).get("L_loop_s")
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else raw_latency_s(source)
+
+
 def source_seconds(source: dict[str, Any] | None, key: str) -> float | None:
     """A non-negative time ``key`` (``post_s``, ``flag_s``) from a parameter file's ``source``, or
     None (older files, or flag not measured: the pair was not on one node)."""

@@ -94,7 +94,9 @@ def section_compare(inp: ReportInput) -> str | None:
         return None
     try:
         params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
-        df = compare_results(params, inp.results, L_raw_s=f.L_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
+        # the loop's hop: logp's rtt_loop (the round trip in the benchmark's own loop) when measured
+        L_loop = f.L_s if f.L_loop_s is None else f.L_loop_s
+        df = compare_results(params, inp.results, L_raw_s=L_loop, post_s=f.post_s or 0.0, flag_s=f.flag_s,
                              mcast_s=f.mcast_s, poll_s=f.poll_s)
     except ModelError:
         return None
