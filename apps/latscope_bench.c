@@ -204,24 +204,6 @@ static void on_sync(void *ud, const lts_clocksync_info_t *info) {
                 info->residual_bound_s * 1e6);
 }
 
-static int cmd_list(app_t *a) {
-    if (a->me != 0) return 0;
-    const lts_registry_t *regs[] = {&lts_timer_registry, &lts_p2p_registry, &lts_sync_registry, &lts_timing_registry,
-                                    &lts_clocksync_registry};
-    for (size_t r = 0; r < sizeof regs / sizeof regs[0]; r++) {
-        printf("%s:\n", regs[r]->kind);
-        for (size_t i = 0; i < regs[r]->count; i++)
-            printf("  %-12s %s\n", lts_reg_row(regs[r], i)->name, lts_reg_row(regs[r], i)->help);
-    }
-    printf("collective algorithms (coll --op OP --alg NAME):\n");
-    for (int op = 0; op < LTS_COLL_NOPS; op++) {
-        const lts_registry_t *r = lts_coll_registry((lts_coll_op_t)op);
-        for (size_t i = 0; i < r->count; i++)
-            printf("  %-9s %-9s %s\n", lts_reg_row(&lts_coll_op_names, (size_t)op)->name, lts_reg_row(r, i)->name,
-                   lts_reg_row(r, i)->help);
-    }
-    return 0;
-}
 
 /* ---- options every measuring command takes (sizes, timer, timing, repetitions, output) -- */
 
@@ -674,10 +656,8 @@ struct option *cli_opts_with(const struct option *own) {
     return o;
 }
 
-static int cmd_list_fn(app_t *a, int argc, char **argv, int full_argc, char **full_argv) { return cmd_list(a); }
 LTS_BENCH_COMMAND("p2p", "latscope-bench p2p [options]      point-to-point campaigns", cmd_p2p)
 LTS_BENCH_COMMAND("coll", "latscope-bench coll [options]     collectives over all ranks", cmd_coll)
-LTS_BENCH_COMMAND("list", "latscope-bench list               the registries", cmd_list_fn)
 
 static void command_names(char *buf, size_t n) {
     buf[0] = '\0';
