@@ -42,8 +42,9 @@ def by_name(recs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def ladder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every rung, two runs, tiny counts (the namespace rungs too: tests run as root)."""
-    out = tmp_path_factory.mktemp("budget") / "all.jsonl"
-    r = cli(["budget", "--rungs", "all", "--runs", "2", "-o", str(out)] + TINY)
+    d = tmp_path_factory.mktemp("budget")
+    out = d / "budget.jsonl"
+    r = cli(["budget", "--rungs", "all", "--runs", "2", "--keep", str(d), "-o", str(out)] + TINY)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -101,6 +102,16 @@ def test_synthetic_delay_is_5us(tmp_path: Path) -> None:
     syn = by_name(recs, "component")["synthetic"]
     assert syn["value_s"] == pytest.approx(5e-6, abs=0.3e-6)
     assert syn["min_based_s"] == pytest.approx(5e-6, abs=0.3e-6)
+
+
+def test_report_section(ladder: Path) -> None:
+    """The report shows a budget.jsonl found beside its results files (--keep kept them)."""
+    html = ladder.parent / "r.html"
+    r = cli(["report", str(ladder.parent / "run0-local.jsonl"), "-o", str(html)])
+    assert r.returncode == 0, r.stderr
+    page = html.read_text()
+    assert "<h2>Latency budget (where the time goes)</h2>" in page and "closure tcp-block" in page
+    assert page.count("data:image/png;base64,") >= 1
 
 
 def test_whatif(ladder: Path) -> None:
