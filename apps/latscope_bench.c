@@ -16,8 +16,6 @@
 
 static void usage(void);
 
-
-
 void fail(app_t *a, const char *fmt, ...) {
     if (a->have_err) return;  /* the first error is the one reported */
     va_list ap;
@@ -72,7 +70,6 @@ static const char *USAGE =
     "  --progress         one line per point on standard error\n"
     "Environment: LATSCOPE_QUICK=1 caps every point to a smoke test (warm-up 10, 30 repetitions,\n"
     "  0.05 s), recorded as rep_policy.quick in the metadata.\n";
-
 
 const struct option lts_cli_opts[] = {
     {"op", required_argument, 0, O_OP}, {"mode", required_argument, 0, O_MODE},
@@ -175,7 +172,6 @@ int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name
     return i;
 }
 
-
 void on_point(void *ud, const lts_point_t *pt) {
     emit_ctx_t *e = ud;
     if (lts_results_write_point(e->out, pt, e->info, e->raw)) e->io_error = 1;
@@ -206,7 +202,6 @@ static void on_sync(void *ud, const lts_clocksync_info_t *info) {
 
 
 /* ---- options every measuring command takes (sizes, timer, timing, repetitions, output) -- */
-
 
 lts_run_info_t common_info(const common_t *o, const char *bench, const char *op, int full_argc, char **full_argv) {
     lts_run_info_t info;
@@ -284,9 +279,7 @@ void foreign_opt(app_t *a, int c, char **argv, const char *cmd) {
             fail(a, "option '--%s' does not apply to %s; see latscope-bench --help", op->name, cmd);
             return;
         }
-    {
-        fail(a, "unknown or incomplete option '%s'; see latscope-bench --help", argv[optind - 1]);
-    }
+    fail(a, "unknown or incomplete option '%s'; see latscope-bench --help", argv[optind - 1]);
 }
 
 /* Validate the common options (after the getopt loop). */
@@ -382,6 +375,27 @@ int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd) 
     return 0;
 }
 
+/* --op A,B,...: the operations are measured one after the other in this launch (e.g.
+ * pingpong_pmpi,pingpong: a PMPI tool's run and its baseline under one launch's conditions).
+ * They must share a group size, so --pairs / --triplets apply to all. Returns how many. */
+static size_t p2p_ops(app_t *a, const char *op_name, const lts_op_desc_t **ops, size_t max_ops) {
+    size_t nops = 0;
+    char list[256];
+    if (snprintf(list, sizeof list, "%s", op_name) >= (int)sizeof list) fail(a, "--op '%s': too long", op_name);
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t && !a->have_err; t = strtok_r(NULL, ",", &save)) {
+        int i = lookup(a, &lts_p2p_registry, "--op", t);
+        if (i < 0) break;
+        if (nops == max_ops) { fail(a, "--op '%s': at most %zu operations", op_name, max_ops); break; }
+        ops[nops++] = (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)i);
+        if (ops[nops - 1]->group_size != ops[0]->group_size)
+            fail(a, "--op '%s': %s and %s have different group sizes (%d and %d ranks); run them separately",
+                 op_name, ops[0]->name, ops[nops - 1]->name, ops[0]->group_size, ops[nops - 1]->group_size);
+    }
+    if (!nops && !a->have_err) fail(a, "--op '%s': no operation named; valid: see latscope-bench list", op_name);
+    return nops;
+}
+
 static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *op_name = "pingpong", *mode = "par", *pairs = NULL, *triplets = NULL;
     long reply = -2;   /* -2: default for the op */
@@ -413,27 +427,9 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     }
     if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
 
-    /* --op A,B,...: the operations are measured one after the other in this launch (e.g.
-     * pingpong_pmpi,pingpong: a PMPI tool's run and its baseline under one launch's conditions).
-     * They must share a group size, so --pairs / --triplets apply to all. */
     enum { MAX_OPS = 8 };
     const lts_op_desc_t *ops[MAX_OPS];
-    size_t nops = 0;
-    {
-        char list[256];
-        if (snprintf(list, sizeof list, "%s", op_name) >= (int)sizeof list) fail(a, "--op '%s': too long", op_name);
-        char *save = NULL;
-        for (char *t = strtok_r(list, ",", &save); t && !a->have_err; t = strtok_r(NULL, ",", &save)) {
-            int i = lookup(a, &lts_p2p_registry, "--op", t);
-            if (i < 0) break;
-            if (nops == MAX_OPS) { fail(a, "--op '%s': at most %d operations", op_name, MAX_OPS); break; }
-            ops[nops++] = (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)i);
-            if (ops[nops - 1]->group_size != ops[0]->group_size)
-                fail(a, "--op '%s': %s and %s have different group sizes (%d and %d ranks); run them separately",
-                     op_name, ops[0]->name, ops[nops - 1]->name, ops[0]->group_size, ops[nops - 1]->group_size);
-        }
-        if (!nops && !a->have_err) fail(a, "--op '%s': no operation named; valid: see latscope-bench list", op_name);
-    }
+    size_t nops = p2p_ops(a, op_name, ops, MAX_OPS);
     int op_i = nops ? 0 : -1;
     common_check(a, &o, "p2p");
     if (!a->have_err && (o.timings & (o.timings - 1)))
@@ -482,7 +478,8 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     lts_run_info_t info = common_info(&o, "p2p", nops > 1 ? op_name : op->name, full_argc, full_argv);
     info.mode = mode;
     /* pairs run side by side only in par mode with 4 or more ranks (lts_p2p_run) */
-    info.sync = lts_sync_resolve(common_sync(&o), op, !strcmp(mode, "par") && a->P >= 4, o.tmeth == LTS_TIMING_MAX)->name;
+    info.sync = lts_sync_resolve(common_sync(&o), op, !strcmp(mode, "par") && a->P >= 4,
+                                 lts_timing_row(o.tmeth)->sync_start)->name;
     info.sizes = sizes;
     info.nsizes = nsizes;
     info.reply_bytes = reply;
@@ -522,6 +519,18 @@ void coll_select_and_sizes(app_t *a, common_t *o, int op_i, const char *op_name,
                  "into one block per rank; give multiples of %d", o->sizes[s], a->P, op_name, a->P);
         else if (o->sizes[s] > (size_t)INT_MAX)
             fail(a, "--sizes: %zu B is more than an MPI count can say", o->sizes[s]);
+    }
+}
+
+/* "op alg, ..." for every collective algorithm row carrying `flags`. */
+static void coll_rows_with(unsigned flags, char *buf, size_t n) {
+    buf[0] = '\0';
+    for (int op = 0; op < LTS_COLL_NOPS; op++) {
+        const lts_registry_t *r = lts_coll_registry((lts_coll_op_t)op);
+        for (size_t i = 0; i < r->count; i++)
+            if ((((const lts_coll_alg_t *)lts_reg_row(r, i))->flags & flags) == flags)
+                snprintf(buf + strlen(buf), n - strlen(buf), "%s%s %s", buf[0] ? ", " : "",
+                         lts_reg_row(&lts_coll_op_names, (size_t)op)->name, lts_reg_row(r, i)->name);
     }
 }
 
@@ -567,23 +576,38 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
     const lts_coll_alg_t **algs = NULL;
     size_t nalgs = 0;
     if (op_i >= 0) coll_select_and_sizes(a, &o, op_i, op_name, alg_spec, &algs, &nalgs);
-    /* timing methods against the operation, the algorithms and the other options */
-    const int global = !!(o.timings & (1u << LTS_TIMING_GLOBAL));
+    /* timing methods against the operation, the algorithms and the other options, from their
+     * rows: `global` is any method on the synchronised clock */
+    int global = 0;
+    char clocked[64] = "", unclocked[128] = "";
+    for (size_t i = 0; i < lts_timing_registry.count; i++) {
+        const lts_timing_desc_t *t = lts_timing_row((lts_timing_t)i);
+        char *list = t->needs_clock ? clocked : unclocked;
+        size_t len = t->needs_clock ? sizeof clocked : sizeof unclocked;
+        if (!t->per_target) snprintf(list + strlen(list), len - strlen(list), "%s%s", *list ? ", " : "", t->name);
+        if (t->needs_clock && (o.timings & (1u << i))) global = 1;
+    }
     const int all_timings = !strcmp(o.timing, "all");
     if (!a->have_err && csync) lookup(a, &lts_clocksync_registry, "--clock-sync", csync);
     if (!a->have_err && !global && (csync || window_given || resync > 0))
-        fail(a, "%s applies to --timing global (or all); this run uses --timing %s",
-             csync ? "--clock-sync" : window_given ? "--start-window" : "--resync", o.timing);
+        fail(a, "%s applies to --timing %s (or all); this run uses --timing %s",
+             csync ? "--clock-sync" : window_given ? "--start-window" : "--resync", clocked, o.timing);
     if (!a->have_err && global && !strcmp(o.sync_name, "none"))
-        fail(a, "--timing %s: global timing starts every repetition at a common instant, so repetitions cannot be "
-             "pipelined; drop --pipelined / --sync none or choose root, max or local", o.timing);
-    if (!a->have_err && (o.timings & (1u << LTS_TIMING_INDIVIDUAL)) && !all_timings) {
-        if (a->P < 2)
-            fail(a, "--timing individual needs at least 2 ranks (root -> rank i tasks); this run has 1");
-        for (size_t i = 0; i < nalgs && !a->have_err; i++)
-            if (!lts_coll_individual_ok(op_i, algs[i]->name))
-                fail(a, "--timing individual applies to --op bcast or scatter with --alg linear or binomial, not "
-                     "--op %s --alg %s", op_name, algs[i]->name);
+        fail(a, "--timing %s: %s timing starts every repetition at a common instant, so repetitions cannot be "
+             "pipelined; drop --pipelined / --sync none or choose one of %s", o.timing, clocked, unclocked);
+    /* a method named on its own must apply to every algorithm selected ("all": where it applies) */
+    for (size_t i = 0; i < lts_timing_registry.count && !all_timings; i++) {
+        const lts_timing_desc_t *t = lts_timing_row((lts_timing_t)i);
+        if (a->have_err || !(o.timings & (1u << i))) continue;
+        if (t->per_target && a->P < 2)
+            fail(a, "--timing %s needs at least 2 ranks (root -> rank i tasks); this run has 1", t->name);
+        for (size_t k = 0; k < nalgs && !a->have_err; k++)
+            if (!lts_timing_applies(t, algs[k], a->P)) {
+                char rows[256];
+                coll_rows_with(t->alg_flags, rows, sizeof rows);
+                fail(a, "--timing %s applies to the algorithms whose root -> rank i messages are tasks of their own "
+                     "(%s), not --op %s --alg %s", t->name, rows, op_name, algs[k]->name);
+            }
     }
     if (common_open(a, &o)) {
         free(o.sizes);

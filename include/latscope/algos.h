@@ -2,7 +2,8 @@
  * with the exact MPI signature (so any of them can stand in for the MPI call). Built-in rows:
  * `native` (the MPI library's own), `linear` and `binomial` for bcast, scatter and gather, and
  * a `null` row per operation (moves nothing; tests the registry and the driver's own cost).
- * Users add their own implementations at run time with lts_coll_register(). */
+ * Users add their own implementations at run time with lts_coll_register() (flags 0) or
+ * lts_coll_register_flags(). */
 #ifndef LATSCOPE_ALGOS_H
 #define LATSCOPE_ALGOS_H
 #include <mpi.h>
@@ -71,7 +72,14 @@ typedef struct lts_coll_alg {
      * barrier_k(comm, k) with the row's k instead of fn.barrier. */
     int k;
     int (*barrier_k)(MPI_Comm comm, int k);
+    unsigned flags;       /* LTS_ALG_*: what the implementation allows measuring */
 } lts_coll_alg_t;
+
+/* lts_coll_alg_t.flags. TASKS: the root's message to each rank i is a task of its own, ended by
+ * rank i's receipt (flat and binomial trees of bcast and scatter), so individual timing (bench.h)
+ * can time root -> rank i alone (MPIBlib §2.1). A library's own implementation may pipeline or
+ * split messages, so `native` never carries it. */
+#define LTS_ALG_TASKS 0x1u
 
 /* Name and help of each operation (row i is lts_coll_op_t i): "barrier", "bcast", ... */
 extern const lts_registry_t lts_coll_op_names;
@@ -94,6 +102,9 @@ int lts_coll_op_find(const char *name);
  * LTS_ERANGE (table full) or LTS_ENOMEM. Not thread-safe: register before benchmarking, and do
  * it identically on every rank (selection by name must agree across ranks). */
 int lts_coll_register(lts_coll_op_t op, const char *name, const char *help, lts_coll_fn_t fn);
+/* The same with the row's LTS_ALG_* flags (e.g. LTS_ALG_TASKS for a tree whose root -> rank i
+ * messages are separate tasks, so --timing individual applies). */
+int lts_coll_register_flags(lts_coll_op_t op, const char *name, const char *help, lts_coll_fn_t fn, unsigned flags);
 
 /* Built-in implementations (usable directly). Correct for any communicator size, any root,
  * count 0. Point-to-point tags used: LTS_COLL_TAG. */

@@ -84,8 +84,12 @@ const lts_sync_desc_t *lts_sync_resolve(const lts_sync_desc_t *s, const lts_op_d
  *               the latest finish on the global clock minus that instant; a rank that reaches the
  *               start after the instant makes the repetition invalid (counted, not kept)
  *   local       each rank's own times (IMB): per-rank min/avg/max reported; samples are the max
- *   individual  operation-specific (bcast/scatter, linear and binomial): root -> rank i tasks,
- *               each acknowledged by rank i and corrected by the one-way time of the empty ack */
+ *   individual  collective algorithms whose root -> rank i tasks can be told apart (rows with
+ *               LTS_ALG_TASKS: bcast/scatter, linear and binomial): each task acknowledged by
+ *               rank i and corrected by the one-way time of the empty ack
+ * A method is one row of lts_timing_registry (src/bench/timing.c): what it needs (data) and what
+ * it does at each step of lts_measure's repetition (hooks), so lts_measure has no branch per
+ * method (docs/architecture.md "Timing methods"). Row i is lts_timing_t i. */
 typedef enum {
     LTS_TIMING_ROOT = 0,
     LTS_TIMING_MAX = 1,
@@ -95,12 +99,42 @@ typedef enum {
     LTS_TIMING_N
 } lts_timing_t;
 
+struct lts_measure_cfg;
+struct lts_measurement;
+struct lts_timing_run;   /* lts_measure's state of one measurement, as the hooks see it (private) */
+struct lts_coll_alg;
+
+/* How one point is measured: lts_measure, or a timing method's own sequence of lts_measure calls. */
+typedef int (*lts_measure_fn)(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const struct lts_measure_cfg *cfg,
+                              struct lts_measurement *out);
+
 typedef struct lts_timing_desc {
     const char *name;
     const char *help;
-    int needs_clock;   /* a synchronised clock (cfg.clock) */
+    /* what the method needs */
+    int needs_clock;      /* times on the synchronised clock cfg.clock, with isolated repetitions:
+                           * lts_measure refuses to run without both; lts_coll_run synchronises first */
+    int sync_start;       /* every repetition starts together: --sync auto isolates repetitions */
+    int every_rank;       /* every rank's time enters the maximum (else group rank 0's alone) */
+    int per_target;       /* one measurement per target rank 1..P-1 (cfg.target; needs 2 ranks) */
+    unsigned alg_flags;   /* collectives: only algorithm rows carrying these LTS_ALG_* flags */
+    /* what it does; each may be NULL (nothing to do) */
+    void (*correct)(struct lts_timing_run *r);      /* after warm-up, collective: what is subtracted */
+    double (*start)(struct lts_timing_run *r, int *late);   /* t0 (NULL: the timer); *late = 1 spoils it */
+    int (*stop)(struct lts_timing_run *r);          /* after the operation, inside the timed span */
+    double (*announce)(struct lts_timing_run *r);   /* rides the stop-sync; every rank gets the max */
+    void (*keep)(struct lts_timing_run *r, double x);   /* a kept repetition: this rank's own time */
+    int (*report)(struct lts_timing_run *r);        /* after the last repetition, collective */
+    lts_measure_fn measure;   /* the whole point (NULL: lts_measure once) */
 } lts_timing_desc_t;
 extern const lts_registry_t lts_timing_registry;
+
+/* The row of a timing method (NULL when out of range). */
+const lts_timing_desc_t *lts_timing_row(lts_timing_t t);
+
+/* 1 if timing method t applies to collective algorithm `alg` (NULL: a point-to-point operation)
+ * on P ranks: the algorithm carries the method's alg_flags, and a per-target method has a target. */
+int lts_timing_applies(const lts_timing_desc_t *t, const struct lts_coll_alg *alg, int P);
 
 struct lts_clock;
 
@@ -169,9 +203,6 @@ typedef void (*lts_point_cb)(void *ud, const lts_point_t *pt);
 
 /* ---- the one point runner (src/bench/point.c) ------------------------------------------- */
 
-typedef int (*lts_measure_fn)(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *cfg,
-                              lts_measurement_t *out);
-
 /* One point: what is measured (the campaign says), who measures it, where its result lives. */
 typedef struct lts_point_job {
     lts_point_t pt;            /* the point as rank 0 reports it; the runner sets pt.m */
@@ -180,7 +211,7 @@ typedef struct lts_point_job {
     const lts_op_desc_t *op;
     lts_op_ctx_t *ctx;
     lts_measure_cfg_t measure;
-    lts_measure_fn fn;         /* NULL: lts_measure */
+    lts_measure_fn fn;         /* NULL: the timing method's measure, else lts_measure */
     /* optional, on the measuring ranks, collective over ctx->comm, after measuring: checks the
      * outcome (e.g. an application's verification) and fills what pt refers to; returns rc */
     int (*settle)(struct lts_point_job *job, int rc);
@@ -244,15 +275,12 @@ typedef struct lts_coll_cfg {
     lts_point_cb on_point;                   /* called on the root for every point */
     void *ud;
     unsigned timings;        /* bit (1 << lts_timing_t) per method to run at every point; 0: measure.timing.
-                              * individual is run only where lts_coll_individual_ok() says */
+                              * A method is run only where lts_timing_applies() says */
     const char *clock_sync;  /* global timing: method of lts_clocksync_registry (NULL: "hca") */
     const struct lts_clocksync_opts *sync_opts;   /* NULL: defaults */
     double resync_s;         /* re-synchronise before a point when the last sync is older (<= 0: once) */
     void (*on_sync)(void *ud, const struct lts_clocksync_info *info);   /* rank 0, after every sync */
 } lts_coll_cfg_t;
-
-/* 1 if the individual-task method applies: bcast or scatter by a linear or binomial tree. */
-int lts_coll_individual_ok(int op, const char *alg_name);
 
 /* Time every (algorithm, size, timing method) with lts_measure on all of comm (collective over
  * comm). The communicator is renumbered so that `root` is rank 0: root timing is on the

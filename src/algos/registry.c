@@ -48,6 +48,10 @@ const lts_coll_alg_t *lts_coll_find(lts_coll_op_t op, const char *name) {
 int lts_coll_op_find(const char *name) { return lts_reg_find(&lts_coll_op_names, name); }
 
 int lts_coll_register(lts_coll_op_t op, const char *name, const char *help, lts_coll_fn_t fn) {
+    return lts_coll_register_flags(op, name, help, fn, 0);
+}
+
+int lts_coll_register_flags(lts_coll_op_t op, const char *name, const char *help, lts_coll_fn_t fn, unsigned flags) {
     const lts_registry_t *r = lts_coll_registry(op);
     if (!r || !name || !*name || !fn.barrier || !strcmp(name, "all")) return LTS_EINVAL;
     /* the selection grammar's ',' '-' ':' must not occur in names */
@@ -59,7 +63,7 @@ int lts_coll_register(lts_coll_op_t op, const char *name, const char *help, lts_
     if (r->count >= LTS_REGISTRY_MAX) return LTS_ERANGE;
     char *nm = strdup(name), *hp = strdup(help ? help : "user-registered implementation");
     if (!nm || !hp) { free(nm); free(hp); return LTS_ENOMEM; }
-    rows[op][views[op].count++] = (lts_coll_alg_t){nm, hp, op, fn};
+    rows[op][views[op].count++] = (lts_coll_alg_t){nm, hp, op, fn, .flags = flags};
     return LTS_OK;
 }
 

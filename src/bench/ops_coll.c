@@ -5,36 +5,34 @@
 #include "latscope/bench.h"
 #include "latscope/clocksync.h"
 #include "latscope/errors.h"
-#include "latscope/stats.h"
-#include <math.h>
+#include "latscope/util.h"
 #include <stdlib.h>
 #include <string.h>
 
-static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
 /* per-rank block of the operations whose size is split into P blocks */
 static int blk(const lts_op_ctx_t *c) { return (int)(c->bytes / (size_t)c->size); }
 
 static int barrier_run(lts_op_ctx_t *c) {
-    return chk(c->alg->barrier_k ? c->alg->barrier_k(c->comm, c->alg->k) : c->alg->fn.barrier(c->comm));
+    return lts_chk(c->alg->barrier_k ? c->alg->barrier_k(c->comm, c->alg->k) : c->alg->fn.barrier(c->comm));
 }
-static int bcast_run(lts_op_ctx_t *c) { return chk(c->alg->fn.bcast(c->sbuf, (int)c->bytes, MPI_BYTE, c->root, c->comm)); }
+static int bcast_run(lts_op_ctx_t *c) { return lts_chk(c->alg->fn.bcast(c->sbuf, (int)c->bytes, MPI_BYTE, c->root, c->comm)); }
 static int reduce_run(lts_op_ctx_t *c) {
-    return chk(c->alg->fn.reduce(c->sbuf, c->rbuf, (int)c->bytes, MPI_BYTE, MPI_BOR, c->root, c->comm));
+    return lts_chk(c->alg->fn.reduce(c->sbuf, c->rbuf, (int)c->bytes, MPI_BYTE, MPI_BOR, c->root, c->comm));
 }
 static int allreduce_run(lts_op_ctx_t *c) {
-    return chk(c->alg->fn.allreduce(c->sbuf, c->rbuf, (int)c->bytes, MPI_BYTE, MPI_BOR, c->comm));
+    return lts_chk(c->alg->fn.allreduce(c->sbuf, c->rbuf, (int)c->bytes, MPI_BYTE, MPI_BOR, c->comm));
 }
 static int scatter_run(lts_op_ctx_t *c) {
-    return chk(c->alg->fn.scatter(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->root, c->comm));
+    return lts_chk(c->alg->fn.scatter(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->root, c->comm));
 }
 static int gather_run(lts_op_ctx_t *c) {
-    return chk(c->alg->fn.gather(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->root, c->comm));
+    return lts_chk(c->alg->fn.gather(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->root, c->comm));
 }
 static int allgather_run(lts_op_ctx_t *c) {
-    return chk(c->alg->fn.allgather(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->comm));
+    return lts_chk(c->alg->fn.allgather(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->comm));
 }
 static int alltoall_run(lts_op_ctx_t *c) {
-    return chk(c->alg->fn.alltoall(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->comm));
+    return lts_chk(c->alg->fn.alltoall(c->sbuf, blk(c), MPI_BYTE, c->rbuf, blk(c), MPI_BYTE, c->comm));
 }
 
 /* Row i is lts_coll_op_t i; names and help as lts_coll_op_names. */
@@ -60,58 +58,6 @@ int lts_coll_size_ok(int op, size_t bytes, int P) {
     default:
         return 1;
     }
-}
-
-int lts_coll_individual_ok(int op, const char *alg) {
-    return (op == LTS_COLL_BCAST || op == LTS_COLL_SCATTER) && alg &&
-           (!strcmp(alg, "linear") || !strcmp(alg, "binomial"));
-}
-
-/* Individual-task method: one measurement per target rank i (root -> i with an ack); the point's
- * value is the slowest task, whose samples are kept; every task's median goes in tasks[i]. */
-static int measure_individual(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *mc,
-                              lts_measurement_t *out) {
-    memset(out, 0, sizeof *out);
-    double worst = -INFINITY;
-    double wall = 0.0;
-    long total = 0;
-    double *tasks = malloc((size_t)ctx->size * sizeof *tasks);
-    if (!tasks) MPI_Abort(ctx->comm, 1);   /* in a collective context: the others would wait */
-    for (int i = 0; i < ctx->size; i++) tasks[i] = NAN;
-    for (int t = 1; t < ctx->size; t++) {
-        lts_measure_cfg_t c = *mc;
-        c.timing = LTS_TIMING_INDIVIDUAL;
-        c.target = t;
-        c.ack_s = 0.0;
-        lts_measurement_t m;
-        int rc = lts_measure(op, ctx, &c, &m);
-        if (rc) { lts_measurement_free(out); free(tasks); return rc; }
-        wall += m.wall_s;
-        total += m.reps_total;
-        double med = NAN;
-        if (ctx->rank == 0) {
-            lts_summary_t s;
-            lts_summarize(m.samples, m.n, mc->policy.confidence, mc->policy.rule, &s);
-            med = s.median;
-            tasks[t] = med;
-        }
-        if (ctx->rank == 0 && med > worst) {
-            worst = med;
-            lts_measurement_free(out);
-            *out = m;
-        } else {
-            lts_measurement_free(&m);
-        }
-    }
-    out->wall_s = wall;
-    out->reps_total = total;
-    if (ctx->rank == 0) {   /* the result lives on the root: the tasks travel with it */
-        out->tasks = tasks;
-        out->ntasks = ctx->size;
-    } else {
-        free(tasks);
-    }
-    return LTS_OK;
 }
 
 static int do_sync(MPI_Comm comm, const lts_coll_cfg_t *cfg, lts_clock_t *clk, double *when) {
@@ -164,14 +110,15 @@ int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
             ctx.bytes = cfg->sizes[s];
             for (int tm = 0; tm < LTS_TIMING_N && rc == LTS_OK; tm++) {
                 if (!(timings & (1u << tm))) continue;
-                if (tm == LTS_TIMING_INDIVIDUAL && (!lts_coll_individual_ok(cfg->op, ctx.alg->name) || P < 2)) {
+                const lts_timing_desc_t *trow = lts_timing_row((lts_timing_t)tm);
+                if (!lts_timing_applies(trow, ctx.alg, P)) {
                     if (cfg->timings) continue;   /* "all": only where it applies */
                     rc = LTS_EINVAL;
                     break;
                 }
                 lts_measure_cfg_t mc = cfg->measure;
                 mc.timing = (lts_timing_t)tm;
-                if (tm == LTS_TIMING_GLOBAL) {
+                if (trow->needs_clock) {
                     /* (re-)synchronise the clocks when none is fresh enough (synced_at is the
                      * same decision on every rank: MPI_Wtime differences are local but the
                      * verdict is broadcast) */
@@ -185,9 +132,8 @@ int lts_coll_run(MPI_Comm comm, const lts_coll_cfg_t *cfg) {
                 lts_point_job_t job = {
                     .pt = {.op = op->name, .group = &all, .bytes = cfg->sizes[s], .reply_bytes = cfg->sizes[s],
                            .alg = ctx.alg->name, .root = cfg->root,
-                           .timing = lts_reg_row(&lts_timing_registry, (size_t)tm)->name},
-                    .src = cfg->root, .op = op, .ctx = &ctx, .measure = mc,
-                    .fn = tm == LTS_TIMING_INDIVIDUAL ? measure_individual : NULL};
+                           .timing = trow->name},
+                    .src = cfg->root, .op = op, .ctx = &ctx, .measure = mc};
                 rc = lts_point_run(comm, &job, 1, cfg->on_point, cfg->ud);
             }
         }

@@ -66,7 +66,9 @@ int lts_point_run(MPI_Comm comm, lts_point_job_t *jobs, size_t njobs, lts_point_
         if (!jobs[j].ctx) continue;
         lts_point_job_t *job = &jobs[j];
         j_mine = j;
-        rc = (job->fn ? job->fn : lts_measure)(job->op, job->ctx, &job->measure, &mine);
+        const lts_timing_desc_t *t = lts_timing_row(job->measure.timing);
+        lts_measure_fn fn = job->fn ? job->fn : t && t->measure ? t->measure : lts_measure;
+        rc = fn(job->op, job->ctx, &job->measure, &mine);
         if (job->settle) rc = job->settle(job, rc);
         break;
     }
