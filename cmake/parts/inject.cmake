@@ -7,7 +7,8 @@ target_compile_definitions(inject-overhead PRIVATE _GNU_SOURCE)
 set_target_properties(inject-overhead PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
 # Which MPI-3/4 entry points this MPI declares: src/inject/wrappers_gen.inc wraps each group only
-# where it exists (a missing function is the one thing a build option is for, DESIGN.md).
+# where it exists (a missing function is the one thing a build option is for: choices are made
+# at run time, docs/architecture.md "C: one driver, descriptors and registries").
 include(CheckSymbolExists)
 set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
 set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)

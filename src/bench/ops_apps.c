@@ -5,6 +5,7 @@
 #include "latscope/apps.h"
 #include "latscope/errors.h"
 #include "latscope/timer.h"
+#include "latscope/util.h"
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -49,7 +50,6 @@ typedef struct lts_app_run_state {
     char msg[400];
 } lts_app_run_state_t;
 
-static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
 
 static void fail_verify(lts_app_run_state_t *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fail_verify(lts_app_run_state_t *st, const char *fmt, ...) {
@@ -198,11 +198,6 @@ static void remap_free(lts_app_run_state_t *st) {
     st->in_st = st->rep_st = NULL;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* LoGPC §5.1.1's contention-free round trip 2 (o_s + L + o_r) for this message size, measured the
  * way the sync remap waits: one requester (rank 0) and one server (rank 1), no other traffic, the
  * twin's own calls (requester: MPI_Irecv of the reply, MPI_Isend, MPI_Waitany over [reply, server
@@ -244,7 +239,7 @@ static int remap_time_rr(lts_app_run_state_t *st) {
         }
     }
     if (st->me == 0) {
-        qsort(per, PASSES, sizeof *per, cmp_dbl);
+        qsort(per, PASSES, sizeof *per, lts_cmp_double);
         v = per[PASSES / 2];
     }
     if (MPI_Bcast(&v, 1, MPI_DOUBLE, 0, st->comm)) return LTS_EMPI;
@@ -283,7 +278,7 @@ static int remap_time_rr(lts_app_run_state_t *st) {
         }
     }
     if (st->me == 1) {
-        qsort(per, PASSES, sizeof *per, cmp_dbl);
+        qsort(per, PASSES, sizeof *per, lts_cmp_double);
         v = per[PASSES / 2];
     }
     if (MPI_Bcast(&v, 1, MPI_DOUBLE, 1, st->comm)) return LTS_EMPI;
@@ -329,7 +324,7 @@ static int remap_async_run(lts_app_run_state_t *st) {
     for (int k = 0; k < n; k++)
         if (MPI_Isend(st->sbuf + slot_of((size_t)k, st->bytes), B, MPI_BYTE, dest[k], TAG_REQ, st->comm, &st->req[nin + k]))
             return LTS_EMPI;
-    return chk(MPI_Waitall(nin + n, st->req, st->in_st));
+    return lts_chk(MPI_Waitall(nin + n, st->req, st->in_st));
 }
 
 /* LoGPC §5.1.1: a request-reply pair per message; the next request leaves only when the reply
@@ -568,7 +563,7 @@ static int dag_setup(lts_app_run_state_t *st) {
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, st->comm);
     int rc = LTS_ENOMEM;
     if (all_ok)
-        rc = chk(MPI_Scatterv(full, counts, displs, MPI_UINT64_T, st->ref, st->nrows * n, MPI_UINT64_T, 0, st->comm));
+        rc = lts_chk(MPI_Scatterv(full, counts, displs, MPI_UINT64_T, st->ref, st->nrows * n, MPI_UINT64_T, 0, st->comm));
     free(full);
     free(counts);
     free(displs);
@@ -699,7 +694,7 @@ static int dag_run(lts_op_ctx_t *c) {
                 return LTS_EMPI;
         }
     }
-    return chk(MPI_Waitall(b, rout, MPI_STATUSES_IGNORE));
+    return lts_chk(MPI_Waitall(b, rout, MPI_STATUSES_IGNORE));
 }
 
 /* This rank's stripe equals the serial computation's; received padding is intact. */

@@ -2,10 +2,10 @@
  * Group rank 0 is the initiator; its local time is the measurement (root timing). */
 #include "latscope/bench.h"
 #include "latscope/errors.h"
+#include "latscope/util.h"
 
 #define TAG 17
 
-static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
 
 /* i -> j `bytes`, j -> i `reply_bytes`; the value is the roundtrip time. Each side's receive is
  * posted by prepare() before the repetition starts.
@@ -25,8 +25,8 @@ static const entry_points_t PMPI_EP = {PMPI_Irecv, PMPI_Send, PMPI_Wait, PMPI_Ca
 
 static int rt_prepare(lts_op_ctx_t *c, const entry_points_t *ep) {
     if (c->rank == 0)
-        return chk(ep->irecv(c->rbuf, (int)c->reply_bytes, MPI_BYTE, 1, TAG, c->comm, &c->req));
-    return chk(ep->irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
+        return lts_chk(ep->irecv(c->rbuf, (int)c->reply_bytes, MPI_BYTE, 1, TAG, c->comm, &c->req));
+    return lts_chk(ep->irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
 }
 
 static void rt_cancel(lts_op_ctx_t *c, const entry_points_t *ep) {
@@ -38,10 +38,10 @@ static void rt_cancel(lts_op_ctx_t *c, const entry_points_t *ep) {
 static int rt_run(lts_op_ctx_t *c, const entry_points_t *ep) {
     if (c->rank == 0) {
         if (ep->send(c->sbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm)) return LTS_EMPI;
-        return chk(ep->wait(&c->req, MPI_STATUS_IGNORE));
+        return lts_chk(ep->wait(&c->req, MPI_STATUS_IGNORE));
     }
     if (ep->wait(&c->req, MPI_STATUS_IGNORE)) return LTS_EMPI;
-    return chk(ep->send(c->sbuf, (int)c->reply_bytes, MPI_BYTE, 0, TAG, c->comm));
+    return lts_chk(ep->send(c->sbuf, (int)c->reply_bytes, MPI_BYTE, 0, TAG, c->comm));
 }
 
 static int roundtrip_prepare(lts_op_ctx_t *c) { return rt_prepare(c, &MPI_EP); }
@@ -60,13 +60,13 @@ static int bandwidth_run(lts_op_ctx_t *c) {
         for (int k = 0; k < w; k++)
             if (MPI_Isend(c->sbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, &req[k])) return LTS_EMPI;
         if (MPI_Waitall(w, req, MPI_STATUSES_IGNORE)) return LTS_EMPI;
-        return chk(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG + 1, c->comm, MPI_STATUS_IGNORE));
+        return lts_chk(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG + 1, c->comm, MPI_STATUS_IGNORE));
     }
     for (int k = 0; k < w; k++)
         if (MPI_Irecv((char *)c->rbuf + (size_t)k * c->bytes, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &req[k]))
             return LTS_EMPI;
     if (MPI_Waitall(w, req, MPI_STATUSES_IGNORE)) return LTS_EMPI;
-    return chk(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG + 1, c->comm));
+    return lts_chk(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG + 1, c->comm));
 }
 
 /* point-to-two: i -> j and i -> k `bytes` each, concurrently; j and k reply with reply_bytes */
@@ -78,10 +78,10 @@ static int p2two_run(lts_op_ctx_t *c) {
                           c->comm, &req[k - 1])) return LTS_EMPI;
             if (MPI_Isend(c->sbuf, (int)c->bytes, MPI_BYTE, k, TAG, c->comm, &req[k + 1])) return LTS_EMPI;
         }
-        return chk(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
+        return lts_chk(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
     }
     if (MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, MPI_STATUS_IGNORE)) return LTS_EMPI;
-    return chk(MPI_Send(c->sbuf, (int)c->reply_bytes, MPI_BYTE, 0, TAG, c->comm));
+    return lts_chk(MPI_Send(c->sbuf, (int)c->reply_bytes, MPI_BYTE, 0, TAG, c->comm));
 }
 
 static int null_run(lts_op_ctx_t *c) { (void)c; return LTS_OK; }

@@ -138,7 +138,8 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     lts_json_str(&j, "utc_time", ts);
     /* the host with the most ranks per available CPU; oversubscribed: some host has more ranks
-     * than CPUs (busy-polling ranks then wait for the scheduler: DESIGN.md, 2-core machines) */
+     * than CPUs (busy-polling ranks then wait for the scheduler: README.md "Running on small
+     * machines") */
     lts_json_int(&j, "ranks_per_host", worst.ranks);
     lts_json_int(&j, "cpus_online", worst.cpus_online);
     lts_json_int(&j, "cpus_available", worst.cpus_available);

@@ -1,5 +1,6 @@
 #include "latscope/reps.h"
 #include "latscope/errors.h"
+#include "latscope/util.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,15 +104,10 @@ static double rel_err_now(lts_rep_ctl_t *c) {
     return s.rel_err;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median of x[0..n) (n >= 1), using tmp as scratch. */
 static double median_of(const double *x, size_t n, double *tmp) {
     memcpy(tmp, x, n * sizeof *tmp);
-    qsort(tmp, n, sizeof *tmp, cmp_dbl);
+    qsort(tmp, n, sizeof *tmp, lts_cmp_double);
     return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
 }
 

@@ -3,6 +3,7 @@
 #define M_PI 3.14159265358979323846
 #endif
 #include "latscope/errors.h"
+#include "latscope/util.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +86,6 @@ double lts_norm_quantile(double p) {
     return 0.5 * (lo + hi);
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double lts_quantile_sorted(const double *s, size_t n, double q) {
     if (n == 0) return NAN;
     double h = (double)(n - 1) * q;
@@ -135,7 +131,7 @@ int lts_summarize(const double *x, size_t n, double confidence, lts_stop_rule_t 
     double *v = malloc(n * sizeof *v);
     if (!v) return LTS_ENOMEM;
     memcpy(v, x, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_d);
+    qsort(v, n, sizeof *v, lts_cmp_double);
     /* Welford for a numerically stable variance */
     double mean = 0, m2 = 0;
     for (size_t i = 0; i < n; i++) {

@@ -1,5 +1,6 @@
 #include "latscope/timer.h"
 #include "latscope/errors.h"
+#include "latscope/util.h"
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +83,6 @@ static const lts_timer_desc_t timers[] = {
 _Static_assert(sizeof(timers) / sizeof(timers[0]) <= LTS_REGISTRY_MAX, "timer registry too large");
 const lts_registry_t lts_timer_registry = LTS_REGISTRY("timer", timers);
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int lts_timer_open(const char *name, lts_timer_t *t) {
     int idx = lts_reg_find(&lts_timer_registry, name);
     if (idx < 0) return LTS_ENOTFOUND;
@@ -108,7 +104,7 @@ int lts_timer_open(const char *name, lts_timer_t *t) {
         for (int i = 0; i < 200; i++) (void)lts_timer_now(t);
         batch[k] = (lts_timer_now(t) - a) / 201.0;
     }
-    qsort(batch, 31, sizeof batch[0], cmp_d);
+    qsort(batch, 31, sizeof batch[0], lts_cmp_double);
     t->resolution_s = res;
     t->overhead_s = batch[15];
     return LTS_OK;

@@ -3,8 +3,9 @@
 # programs the Python tests run (algos-check, barrier-check, tune-check) and short latscope-bench
 # p2p / coll (every operation) / logp / app / tune runs, latscope-congest, and the injector
 # (liblatscope_inject.so preloaded into inject-probe), at np 2 and, for the check programs, np 1
-# and 3 (odd counts matter; DESIGN.md "Tests"). Few repetitions: the point is to run every code path once under ASan+UBSan,
-# not to measure. A run fails on a non-zero exit or on any sanitizer report in its output.
+# and 3 (odd counts matter; docs/architecture.md "Tests and benchmarks"). Few repetitions: the
+# point is to run every code path once under ASan+UBSan, not to measure. A run fails on a
+# non-zero exit or on any sanitizer report in its output.
 #
 #   MPIEXEC=.venv/bin/mpiexec tests/c/asan_mpi_checks.sh build-asan
 set -u
@@ -29,7 +30,7 @@ run() {
     shift
     log=$OUT/run.log
     start=$(date +%s.%N)
-    # 3 ranks on 2 cores: waiting ranks yield (DESIGN.md "Running MPI on the 2-core machines")
+    # 3 ranks on 2 cores: waiting ranks yield (README.md "Running on small machines")
     if [ "$np" -gt 2 ]; then throttle=1; else throttle=0; fi
     # shellcheck disable=SC2086 # $PRE: extra launcher words (no spaces inside them)
     MPIR_CVAR_CH4_PROGRESS_THROTTLE=$throttle timeout 300 "$MPIEXEC" $PRE -n "$np" "$@" > "$log" 2>&1

@@ -1,10 +1,10 @@
 """liblatscope_inject.so under LD_PRELOAD at np=2: a constant 20 us table shifts the ping-pong
 half round trip by 20 us, collectives are delayed, contents are unchanged, the call and rank
 selections work, bad tables warn (or abort with STRICT=1), and the same seed gives the same log.
-Asserts on minima/medians only (DESIGN.md: this machine is shared and noisy), each against the
-baseline inject-probe measures in the same launch through the PMPI_ entry points (base_*), which
-the injector does not see: a baseline from another launch moved by 3.5 us beside a CPU-bound
-process, more than TOL_US."""
+Asserts on minima/medians only (docs/architecture.md "Tests and benchmarks": this machine is
+shared and noisy), each against the baseline inject-probe measures in the same launch through the
+PMPI_ entry points (base_*), which the injector does not see: a baseline from another launch
+moved by 3.5 us beside a CPU-bound process, more than TOL_US."""
 from __future__ import annotations
 
 import json
