@@ -19,9 +19,10 @@ from typing import Any
 import pandas as pd
 
 from latscope import jsonio
+from latscope.registries import TUNE
 from latscope.selection import no_eligible_message, screen, target_of
 
-SCHEMA = "latscope.tune/1"
+SCHEMA: str = TUNE["schema"]   # the C constants (latscope.registries, checked equal to latscope-bench's)
 
 class TuneError(ValueError):
     """A decision table that does not follow latscope.tune/1, or points a table cannot come from."""
@@ -72,8 +73,8 @@ class DecisionTable:
         """The latscope.tune/1 document (lts_tune_load reads it; lts_tune_save writes the same
         fields, formatted its own way)."""
         return {
-            "schema": SCHEMA, "op": self.op, "ranks": self.ranks, "statistic": "median",
-            "boundary_rule": "geometric-midpoint", "timer": self.timer, "timing_method": self.timing_method,
+            "schema": SCHEMA, "op": self.op, "ranks": self.ranks, "statistic": TUNE["statistic"],
+            "boundary_rule": TUNE["boundary_rule"], "timer": self.timer, "timing_method": self.timing_method,
             "mpi_library": self.mpi_library, "utc_time": self.utc_time, "latscope_version": self.version,
             "candidates": list(self.candidates),
             "ranges": [{"lo_bytes": r.lo_bytes, "hi_bytes": r.hi_bytes, "alg": r.alg,

@@ -4,6 +4,7 @@ latscope.__version__)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -54,3 +55,37 @@ def test_one_time_formatter() -> None:
         ["0 s", "2 s", "1.5 ms", "1.5 us", "2.5 ns", "500 ps", "-"]
     for x in (0.0, 1.23456e-6, 3e-13, 7.0):
         assert format_time(x) == fmt_time(x, 4)
+
+
+def test_registries_from_c_equal_python_fallback() -> None:
+    """latscope-bench list --json is the registries' one source; the copies Python keeps for
+    model-only commands (latscope.registries) must equal it, and models/barrier.py derives its
+    rows from them."""
+    from latscope import registries
+    from latscope.models.barrier import ROW_DEFAULT_K, ROW_NAMES, parse_row
+
+    cp = mpirun(1, ["list", "--json"])
+    assert cp.returncode == 0, cp.stderr
+    doc = json.loads(cp.stdout)
+    assert doc["schema"] == registries.SCHEMA and doc["version"] == cmake_version()
+    for key in ("timers", "p2p_ops", "sync", "timing", "clock_sync"):
+        assert doc[key] and all(r["name"] and r["help"] for r in doc[key]), key
+    assert [c["op"] for c in doc["collectives"]] == ["barrier", "bcast", "reduce", "allreduce", "scatter", "gather",
+                                                     "allgather", "alltoall"]
+    assert registries.rows_of(doc, "barrier") == registries.BARRIER_ROWS
+    assert {k: doc["tune"][k] for k in registries.TUNE} == registries.TUNE
+    assert registries.load() == doc
+    # the models' rows are the registry's: every row `all` selects, each tree row at its default k
+    assert set(ROW_NAMES) == {r.name for r in registries.BARRIER_ROWS if r.all}
+    assert ROW_DEFAULT_K == {a["name"]: a["params"]["k"]["default"] for c in doc["collectives"] if c["op"] == "barrier"
+                             for a in c["algorithms"] if "k" in a["params"]}
+    assert parse_row("tree:k=4096") == ("tree", 4096)
+    # the text listing names every row too
+    text = mpirun(1, ["list"]).stdout
+    assert all(a["name"] in text for c in doc["collectives"] for a in c["algorithms"])
+
+
+def test_list_bad_argument() -> None:
+    cp = mpirun(1, ["list", "--jsn"])
+    assert cp.returncode == 2 and cp.stdout == ""
+    assert cp.stderr.strip() == "latscope-bench: error: list: unexpected argument '--jsn'; allowed: --json"

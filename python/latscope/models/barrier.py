@@ -41,6 +41,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from latscope.registries import BARRIER_ROWS
+
 from .barrier_sim import LoopResult, SimParams, loop_time_s, row_loop_time_s, row_program, single_shot_s
 from .errors import ModelError, require_int_at_least
 from .params import MessagePoint, ModelParams, message_point
@@ -323,11 +325,12 @@ def kary_vs_dissemination(params: ModelParams | MessagePoint, P: int, k: int = 4
 # The two-network rows cost what their one-network twins cost: on one machine the two
 # "networks" are one. ``native`` (the MPI library's own barrier) has no model: None.
 
-ROW_NAMES: tuple[str, ...] = (
-    "dissemination", "pairwise", "tree", "tree-bcast", "tree-shm", "tree-2net", "binomial", "linear",
-    "linear-bcast", "linear-2net", "tournament", "shm", "native",
-)
-ROW_DEFAULT_K = {"tree": 4, "tree-bcast": 4, "tree-shm": 4, "tree-2net": 3}
+# The rows `--alg all` selects, from latscope.registries (the C registry's rows, checked equal to
+# `latscope-bench list --json` by tests/python/test_one_source.py), the library's own last: it has
+# no model. Parametrised rows take k=K in the range the C selection accepts.
+ROW_NAMES: tuple[str, ...] = tuple([r.name for r in BARRIER_ROWS if r.all and r.name != "native"] + ["native"])
+_ROW_K = {r.name: p for r in BARRIER_ROWS for name, p in r.params if name == "k"}
+ROW_DEFAULT_K = {name: p.default for name, p in _ROW_K.items()}
 # the seed-model row each registry row corresponds to (for reading the seed's formulas)
 ROW_MODEL = {"dissemination": "dissemination", "pairwise": "shuffle-exchange", "tree": "kary-tree-p2p",
              "tree-bcast": "kary-tree", "tree-shm": "kary-tree", "tree-2net": "kary-tree", "binomial": "binomial",
@@ -338,7 +341,7 @@ ROW_MODEL = {"dissemination": "dissemination", "pairwise": "shuffle-exchange", "
 def parse_row(spec: str) -> tuple[str, int | None]:
     """``"tree:k=3"`` -> ``("tree", 3)``; ``"tree"`` -> ``("tree", 4)`` (its default); ``"linear"`` ->
     ``("linear", None)``. Raises :class:`ModelError` for an unknown row or a bad ``k``, as the C
-    selection does (k an integer from 2 to 4096)."""
+    selection does (k an integer in the row's range, 2 to 4096)."""
     base, _, rest = spec.strip().partition(":")
     if base not in ROW_NAMES:
         raise ModelError(f"barrier row {spec!r}: unknown; valid: {', '.join(ROW_NAMES)} (tree rows take :k=K)")
@@ -351,8 +354,9 @@ def parse_row(spec: str) -> tuple[str, int | None]:
         key, _, val = rest.partition("=")
         if key != "k":
             raise ModelError(f"barrier row {spec!r}: unknown parameter {rest!r}; {base} takes k=K")
-        if not val.isdigit() or not 2 <= int(val) <= 4096:
-            raise ModelError(f"barrier row {spec!r}: k must be an integer from 2 to 4096 (the tree arity)")
+        lo, hi = _ROW_K[base].min, _ROW_K[base].max
+        if not val.isdigit() or not lo <= int(val) <= hi:
+            raise ModelError(f"barrier row {spec!r}: k must be an integer from {lo} to {hi} (the tree arity)")
         k = int(val)
     return base, k
 
