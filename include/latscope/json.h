@@ -19,7 +19,6 @@ typedef struct lts_json {
 
 void lts_json_init(lts_json_t *j);
 void lts_json_free(lts_json_t *j);
-void lts_json_reset(lts_json_t *j);
 void lts_json_obj_begin(lts_json_t *j, const char *key);   /* key NULL inside arrays / at top */
 void lts_json_obj_end(lts_json_t *j);
 void lts_json_arr_begin(lts_json_t *j, const char *key);

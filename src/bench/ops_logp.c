@@ -54,6 +54,7 @@
 #include "latscope/logp.h"
 #include "latscope/errors.h"
 #include "latscope/hooks.h"
+#include "latscope/util.h"
 #include <math.h>
 #include <sched.h>
 #include <stdint.h>
@@ -76,26 +77,17 @@ static double delay_cfg_s = -1.0;   /* < 0: automatic */
 
 void lts_logp_set_delay(double s) { delay_cfg_s = s; }
 
-static int chk(int mpi_rc) { return mpi_rc == MPI_SUCCESS ? LTS_OK : LTS_EMPI; }
-
-static void spin(double s) {
-    if (s <= 0) return;
-    double t = MPI_Wtime() + s;
-    while (MPI_Wtime() < t) {
-    }
-}
-
 /* Sends and receives with the test hook's extra cost inside the call path. The send cost comes
  * before the message leaves, the receive cost after it arrived: LogP's o_s precedes injection and
  * o_r follows arrival, so a ping-pong's RTT/2 grows by both and L = RTT/2 - o_s - o_r does not. */
 static int snd(lts_op_ctx_t *c, const void *b, int peer) {
-    spin(((logp_state_t *)c->state)->send_cost_s);
-    return chk(MPI_Send(b, (int)c->bytes, MPI_BYTE, peer, TAG, c->comm));
+    lts_spin(NULL, ((logp_state_t *)c->state)->send_cost_s);
+    return lts_chk(MPI_Send(b, (int)c->bytes, MPI_BYTE, peer, TAG, c->comm));
 }
 static int wait_recv(lts_op_ctx_t *c, MPI_Request *r) {
     int rc = MPI_Wait(r, MPI_STATUS_IGNORE);
-    spin(((logp_state_t *)c->state)->recv_cost_s);
-    return chk(rc);
+    lts_spin(NULL, ((logp_state_t *)c->state)->recv_cost_s);
+    return lts_chk(rc);
 }
 
 /* a few untimed 0-byte... m-byte ping-pongs: the median RTT, for the automatic o_r delay */
@@ -141,7 +133,7 @@ static void cancel_req(lts_op_ctx_t *c) {
 
 /* ---- o_s ---- */
 static int os_prepare(lts_op_ctx_t *c) {
-    if (c->rank == 1) return chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
+    if (c->rank == 1) return lts_chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
     return LTS_OK;
 }
 static int os_run(lts_op_ctx_t *c) {
@@ -162,17 +154,17 @@ static int or_init(lts_op_ctx_t *c) {
     return LTS_OK;
 }
 static int or_prepare(lts_op_ctx_t *c) {
-    if (c->rank == 1) return chk(MPI_Isend(c->sbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
-    spin(((logp_state_t *)c->state)->delay_s);
+    if (c->rank == 1) return lts_chk(MPI_Isend(c->sbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &c->req));
+    lts_spin(NULL, ((logp_state_t *)c->state)->delay_s);
     return LTS_OK;
 }
 static int or_run(lts_op_ctx_t *c) {
     if (c->rank == 0) {
         int rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE);
-        spin(((logp_state_t *)c->state)->recv_cost_s);
-        return chk(rc);
+        lts_spin(NULL, ((logp_state_t *)c->state)->recv_cost_s);
+        return lts_chk(rc);
     }
-    return chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));   /* the send, posted in prepare */
+    return lts_chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));   /* the send, posted in prepare */
 }
 /* the last prepared message is never timed: receive it (rank 0), complete the send (rank 1) */
 static void or_cancel(lts_op_ctx_t *c) {
@@ -186,15 +178,15 @@ static int poll_run(lts_op_ctx_t *c) {
         int got = 0, rc = MPI_SUCCESS;
         while (!got && rc == MPI_SUCCESS) rc = MPI_Iprobe(1, TAG, c->comm, &got, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS) rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE);
-        spin(((logp_state_t *)c->state)->recv_cost_s);
-        return chk(rc);
+        lts_spin(NULL, ((logp_state_t *)c->state)->recv_cost_s);
+        return lts_chk(rc);
     }
-    return chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));   /* the send, posted in prepare */
+    return lts_chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));   /* the send, posted in prepare */
 }
 
 /* ---- rtt ---- */
 static int rtt_prepare(lts_op_ctx_t *c) {
-    return chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1 - c->rank, TAG, c->comm, &c->req));
+    return lts_chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1 - c->rank, TAG, c->comm, &c->req));
 }
 static int rtt_run(lts_op_ctx_t *c) {
     int rc;
@@ -209,8 +201,8 @@ static int rtt_run(lts_op_ctx_t *c) {
 /* ---- rtt_loop: the round trip of seed 002's benchmark loop ---- */
 #define LOOP_WORK_S 30e-6   /* seed 002 §4.3: the dummy work between two barriers */
 static int rttl_prepare(lts_op_ctx_t *c) {
-    int rc = chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1 - c->rank, TAG, c->comm, &c->req));
-    spin(LOOP_WORK_S);
+    int rc = lts_chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1 - c->rank, TAG, c->comm, &c->req));
+    lts_spin(NULL, LOOP_WORK_S);
     return rc;
 }
 
@@ -222,11 +214,11 @@ static int rttt_run(lts_op_ctx_t *c) {
         if (c->rank == 0) {
             if ((rc = snd(c, c->sbuf, 1))) return rc;
             rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE);
-            spin(rcost);   /* the test hook: receive cost after arrival, as wait_recv */
+            lts_spin(NULL, rcost);   /* the test hook: receive cost after arrival, as wait_recv */
             if (rc) return LTS_EMPI;
         } else {
             rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, MPI_STATUS_IGNORE);
-            spin(rcost);
+            lts_spin(NULL, rcost);
             if (rc) return LTS_EMPI;
             if ((rc = snd(c, c->sbuf, 0))) return rc;
         }
@@ -262,8 +254,8 @@ static int g_run(lts_op_ctx_t *c) {
         return LTS_OK;
     }
     int rc = MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE);
-    spin(s->recv_cost_s * c->window);
-    return chk(rc);
+    lts_spin(NULL, s->recv_cost_s * c->window);
+    return lts_chk(rc);
 }
 static void g_cancel(lts_op_ctx_t *c) {
     logp_state_t *s = c->state;
@@ -280,14 +272,14 @@ static int gnb_run(lts_op_ctx_t *c) {
     logp_state_t *s = c->state;
     if (c->rank == 0) {
         for (int i = 0; i < c->window; i++) {
-            spin(s->send_cost_s);
+            lts_spin(NULL, s->send_cost_s);
             if (MPI_Isend(c->sbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, &s->reqs[i])) return LTS_EMPI;
         }
-        return chk(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
+        return lts_chk(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
     }
     int rc = MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE);
-    spin(s->recv_cost_s * c->window);
-    return chk(rc);
+    lts_spin(NULL, s->recv_cost_s * c->window);
+    return lts_chk(rc);
 }
 
 /* ---- g_r: the receive side of a train ---- */
@@ -313,7 +305,7 @@ static int gr_prepare(lts_op_ctx_t *c) {
             if (MPI_Isend(c->sbuf, (int)c->bytes, MPI_BYTE, 0, TAG, c->comm, &s->reqs[i])) return LTS_EMPI;
         return LTS_OK;
     }
-    spin(s->delay_s);
+    lts_spin(NULL, s->delay_s);
     return LTS_OK;
 }
 static int gr_run(lts_op_ctx_t *c) {
@@ -322,12 +314,12 @@ static int gr_run(lts_op_ctx_t *c) {
         for (int i = 0; i < c->window; i++) {
             int rc = MPI_Recv((char *)c->rbuf + (size_t)i * c->bytes, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm,
                               MPI_STATUS_IGNORE);
-            spin(s->recv_cost_s);
+            lts_spin(NULL, s->recv_cost_s);
             if (rc) return LTS_EMPI;
         }
         return LTS_OK;
     }
-    return chk(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));   /* the sends, posted in prepare */
+    return lts_chk(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));   /* the sends, posted in prepare */
 }
 /* the last prepared train is never timed: receive it (rank 0), complete the sends (rank 1) */
 static void gr_cancel(lts_op_ctx_t *c) {
@@ -344,7 +336,7 @@ static void gr_cancel(lts_op_ctx_t *c) {
 /* ---- post: time in MPI_Irecv with nothing to match ---- */
 static int post_run(lts_op_ctx_t *c) {
     if (c->rank == 0)   /* a tag the partner never sends: the receive stays posted until cancelled */
-        return chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG + 2, c->comm, &c->req));
+        return lts_chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG + 2, c->comm, &c->req));
     return LTS_OK;
 }
 /* the previous repetition's receive is cancelled untimed (MPI_Cancel of a receive is local) */
@@ -421,7 +413,7 @@ static void flag_fini(lts_op_ctx_t *c) {
 
 /* ---- mcast: out by a broadcast from rank 0, back by a message ---- */
 static int mcast_prepare(lts_op_ctx_t *c) {
-    if (c->rank == 0) return chk(MPI_Irecv(NULL, 0, MPI_BYTE, 1, TAG + 3, c->comm, &c->req));
+    if (c->rank == 0) return lts_chk(MPI_Irecv(NULL, 0, MPI_BYTE, 1, TAG + 3, c->comm, &c->req));
     return LTS_OK;
 }
 /* at least one byte: an empty broadcast is a no-op in MPICH (it returns at once, 20 ns here), and
@@ -429,8 +421,8 @@ static int mcast_prepare(lts_op_ctx_t *c) {
 static int mcast_run(lts_op_ctx_t *c) {
     int n = c->bytes > 0 ? (int)c->bytes : 1;
     if (MPI_Bcast(c->sbuf, n, MPI_BYTE, 0, c->comm)) return LTS_EMPI;
-    if (c->rank == 0) return chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));
-    return chk(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG + 3, c->comm));
+    if (c->rank == 0) return lts_chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));
+    return lts_chk(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG + 3, c->comm));
 }
 
 /* scale of g is 1/window: set by lts_logp_op() for the campaign's window */

@@ -7,7 +7,6 @@
 
 void lts_json_init(lts_json_t *j) { memset(j, 0, sizeof *j); }
 void lts_json_free(lts_json_t *j) { free(j->buf); memset(j, 0, sizeof *j); }
-void lts_json_reset(lts_json_t *j) { j->len = 0; j->depth = 0; j->need_comma[0] = 0; j->oom = 0; }
 
 static void put(lts_json_t *j, const char *s, size_t n) {
     if (j->oom) return;

@@ -30,11 +30,6 @@ def mpirun(np_: int, args: list[str], timeout: float = TIMEOUT, prog: str = "lat
                           timeout=timeout)
 
 
-@pytest.fixture
-def run_mpi():
-    return mpirun
-
-
 @pytest.fixture(scope="session")
 def golden() -> Path:
     return Path(__file__).resolve().parents[1] / "golden"
