@@ -116,4 +116,4 @@ static int cmd_list(app_t *a, int argc, char **argv, int full_argc, char **full_
     return list_json() ? 1 : 0;
 }
 
-LTS_BENCH_COMMAND("list", "latscope-bench list [--json]       the registries (--json: for programs)", cmd_list)
+LTS_BENCH_COMMAND("list", "latscope-bench list [--json]      the registries (--json: for programs)", cmd_list)

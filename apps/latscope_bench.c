@@ -25,37 +25,39 @@ void fail(app_t *a, const char *fmt, ...) {
     a->have_err = 1;
 }
 
+/* The names in the option lines come from the registries' rows (usage()): %s slots, in order:
+ * collective operations, timing methods, clock synchronisations, p2p operations, timers, sync
+ * methods. What each row does: latscope-bench list. */
 static const char *USAGE =
     "usage: latscope-bench COMMAND [options]   (commands below)\n"
     "       latscope-bench --version | --help\n"
     "\n"
     "coll options (with the common options below):\n"
-    "  --op NAME          bcast (default), barrier, reduce, allreduce, scatter, gather, allgather, alltoall\n"
+    "  --op NAME          %s\n"
     "  --alg LIST         algorithms, e.g. native,binomial or -linear (default all; see latscope-bench list)\n"
     "  --root R           the root rank (default 0); root timing is taken there, also for rootless ops\n"
     "  --sizes            bcast/reduce/allreduce: the message; scatter/gather: the root's whole buffer;\n"
     "                     allgather: the whole result; alltoall: the whole send buffer. Split ops need\n"
     "                     multiples of the rank count (default: 0,8,64,1K,8K,64K per rank)\n"
-    "  --timing LIST      root (confirmed, corrected), max, global, local (IMB), individual (bcast/scatter\n"
-    "                     linear|binomial), a list, or all (default root); see docs/collectives.md\n"
-    "  --clock-sync NAME  global timing's clock synchronisation: none, mpibench, skampi, jk, hca (default)\n"
+    "  --timing LIST      %s, a list, or all; see docs/collectives.md\n"
+    "  --clock-sync NAME  global timing's clock synchronisation: %s\n"
     "  --resync DURATION  re-synchronise when the last sync is older (default: once)\n"
     "  --start-window D   global timing: lead time of each common start (default: measured)\n"
     "  --pipelined        repetitions back to back (same as --sync none): the pipeline effect\n"
     "  --dummy-work D     busy-wait D after every repetition, untimed (e.g. 30us: seed 002 barrier benchmark)\n"
     "\n"
     "p2p options:\n"
-    "  --op NAME[,NAME]   pingpong (default), pingpong_pmpi, roundtrip, bandwidth, p2two; a list runs\n"
+    "  --op NAME[,NAME]   %s; a list runs\n"
     "                     one after the other in this launch (same group size)\n"
     "  --mode seq|par     one group at a time, or rounds of disjoint groups (default par)\n"
     "  --pairs I:J,...    pairs to measure (default all i<j); --triplets I:J:K,... for p2two\n"
     "  --sizes LIST       e.g. 0,8,1K,64K  1:4M:x2  0:100K:+1K (default 0,8,64,1K,8K,64K)\n"
     "  --reply-size N     reply size for roundtrip (default: same) and p2two (default 0)\n"
     "  --window W         messages in flight for bandwidth (1..1024, default 64)\n"
-    "  --timer NAME       wtime, monotonic (default), tsc\n"
+    "  --timer NAME       %s\n"
     "  --timing root|max  p2p: the initiator's clock (default) or the max over the group\n"
-    "  --sync NAME        auto (default: none for p2p round trips one pair at a time, else barrier),\n"
-    "                     barrier (isolated repetitions) or none (back to back)\n"
+    "  --sync NAME        %s\n"
+    "                     (auto: none for p2p round trips one pair at a time, else barrier)\n"
     "  --warmup N         untimed repetitions (default 100)\n"
     "  --min-reps N --max-reps N   repetition bounds (default 200 or a smaller --max-reps, and 100000;\n"
     "                     equal: a fixed count); an adaptive point stops only once the halves of\n"
@@ -689,8 +691,27 @@ static void command_names(char *buf, size_t n) {
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", commands[i].name);
 }
 
+/* "a, b (default), c": the rows of r in registry order, without the rows named null* (they test
+ * the registry itself and no selection offers them) */
+static const char *row_names(const lts_registry_t *r, const char *dflt, char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->count && used < n; i++) {
+        const char *nm = lts_reg_row(r, i)->name;
+        if (!strncmp(nm, "null", 4)) continue;
+        int w = snprintf(buf + used, n - used, "%s%s%s", used ? ", " : "", nm, strcmp(nm, dflt) ? "" : " (default)");
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
 static void usage(void) {
-    fputs(USAGE, stdout);
+    char ops[256], tms[256], cs[256], p2p[256], tmr[256], syn[256];
+    printf(USAGE, row_names(&lts_coll_op_names, "bcast", ops, sizeof ops),
+           row_names(&lts_timing_registry, "root", tms, sizeof tms), row_names(&lts_clocksync_registry, "hca", cs, sizeof cs),
+           row_names(&lts_p2p_registry, "pingpong", p2p, sizeof p2p),
+           row_names(&lts_timer_registry, "monotonic", tmr, sizeof tmr), row_names(&lts_sync_registry, "auto", syn, sizeof syn));
     printf("\ncommands:\n");
     for (int i = 0; i < ncommands; i++) printf("  %s\n", commands[i].usage);
 }

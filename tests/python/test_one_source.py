@@ -89,3 +89,23 @@ def test_list_bad_argument() -> None:
     cp = mpirun(1, ["list", "--jsn"])
     assert cp.returncode == 2 and cp.stdout == ""
     assert cp.stderr.strip() == "latscope-bench: error: list: unexpected argument '--jsn'; allowed: --json"
+
+
+def test_usage_lists_the_rows() -> None:
+    """latscope-bench --help takes its option values from the registries' rows (a row added in C
+    appears there without editing the text)."""
+    doc = json.loads(mpirun(1, ["list", "--json"]).stdout)
+    cp = mpirun(1, ["--help"])
+    assert cp.returncode == 0
+    lines = {ln.split()[0] + " " + ln.split()[1]: ln for ln in cp.stdout.splitlines() if ln.startswith("  --")}
+
+    def names(rows: list[dict[str, str]]) -> list[str]:
+        return [r["name"] for r in rows if not r["name"].startswith("null")]
+
+    want = {"--timer NAME": names(doc["timers"]), "--op NAME[,NAME]": names(doc["p2p_ops"]),
+            "--sync NAME": names(doc["sync"]), "--timing LIST": names(doc["timing"]),
+            "--clock-sync NAME": names(doc["clock_sync"]), "--op NAME": [c["op"] for c in doc["collectives"]]}
+    for opt, rows in want.items():
+        listed = [w.replace(" (default)", "").strip() for w in lines[opt].split(None, 2)[2].split(":")[-1].split(";")[0]
+                  .split(",")]
+        assert listed[:len(rows)] == rows, (opt, listed)
