@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from latscope import logp  # noqa: E402
-from latscope.barrier_cli import bench_args, compare_results, mean_abs_rel_err  # noqa: E402
+from latscope.barrier import bench_args, compare_results, mean_abs_rel_err  # noqa: E402
 from latscope.models import from_dict  # noqa: E402
 from latscope.results import load  # noqa: E402
 from latscope.run import cores, launch, program  # noqa: E402

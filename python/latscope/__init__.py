@@ -1,12 +1,36 @@
-"""latscope: MPI latency measurement (C) and analysis (Python)."""
-from importlib.metadata import PackageNotFoundError, version
+"""latscope: MPI latency measurement (C) and analysis (Python).
 
-from latscope.results import Results, load
+`Results`, `load` and `__version__` are looked up on first use (PEP 562): importing a latscope
+module, which imports this package first, loads neither pandas (latscope.results) nor pip's
+metadata, so `latscope --help` starts without them (latscope/commands.py)."""
+from __future__ import annotations
 
-try:
-    # pip took it from CMakeLists.txt's project(VERSION) (cmake/pip_metadata.py), the one place
-    # the version is written; the C programs' LTS_VERSION is generated from the same line
-    __version__ = version("latscope")
-except PackageNotFoundError:   # a source tree that was never installed
-    __version__ = "unknown"
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from latscope.results import Results, load
+
+    __version__: str
+
 __all__ = ["Results", "load", "__version__"]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        # pip took it from CMakeLists.txt's project(VERSION) (cmake/pip_metadata.py), the one place
+        # the version is written; the C programs' LTS_VERSION is generated from the same line
+        return version("latscope")
+    except PackageNotFoundError:   # a source tree that was never installed
+        return "unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Results", "load"):
+        from latscope import results
+        return getattr(results, name)
+    if name == "__version__":
+        v = _version()
+        globals()["__version__"] = v   # looked up once
+        return v
+    raise AttributeError(f"module 'latscope' has no attribute {name!r}")

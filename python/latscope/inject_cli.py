@@ -19,14 +19,16 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from latscope import jsonio
-from latscope import tables as T
 from latscope.run import LaunchError, build_dir, launch, missing, mpi_flavor, mpiexec_path, program
 from latscope.units import fmt_time, parse_duration
+
+if TYPE_CHECKING:   # numpy, pandas, scipy: imported where a table is read or samples compared (the
+    import numpy as np   # parser is built without them: latscope/commands.py)
+
+    from latscope import tables as T
 
 EXIT_USAGE = 2
 PROG = "latscope inject"
@@ -54,6 +56,7 @@ def library_path() -> Path:
 
 def check_table(path: str) -> T.DelayTable:
     """Parse the table up front with the same rules as the injector (docs/delay-table.md)."""
+    from latscope import tables as T
     p = Path(path)
     if not p.is_file():
         raise InjectError(f"--table {path!r}: no such file (a delay table: latscope tables make ...)")
@@ -149,7 +152,7 @@ def _common(p: argparse.ArgumentParser, seed_default: str | None) -> None:
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("inject", help="run an MPI command under the latency injector; validate it",
+    p: argparse.ArgumentParser = subparsers.add_parser("inject", help="run an MPI command under the latency injector; validate it",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="icmd", required=True)
 
@@ -323,6 +326,7 @@ class Validation:
 def requested_samples(table: T.DelayTable, base_s: np.ndarray, n: int = MC_DRAWS,
                       seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(pair means of two table draws, base + pair mean), n each, in seconds."""
+    import numpy as np
     rng = np.random.default_rng(seed)
     d = table.delays_ns.astype(np.float64) * 1e-9
     pair = (d[rng.integers(0, d.size, n)] + d[rng.integers(0, d.size, n)]) / 2
@@ -335,6 +339,7 @@ MAX_NOISE_SHARE = 0.25
 def noise_share(req: np.ndarray, inj: np.ndarray) -> float:
     """c in F_inj(x) = (1 - c) F_req(x) below the requested median: the share of injected samples
     that noise moved above it (noise only adds time). 0 when the injected samples are faster."""
+    import numpy as np
     qs = np.array([0.1, 0.2, 0.3, 0.4])
     x = np.quantile(req, qs)
     ratio = np.searchsorted(np.sort(inj), x, side="right") / inj.size / qs
@@ -351,6 +356,7 @@ def noise_share(req: np.ndarray, inj: np.ndarray) -> float:
 
 def compare(tbl: T.DelayTable, base_s: np.ndarray, inj_s: np.ndarray, tolerance: float,
             abs_tolerance_s: float, **meta: Any) -> tuple[Validation, np.ndarray]:
+    import numpy as np
     from scipy import stats
 
     pair, req = requested_samples(tbl, base_s)
@@ -381,6 +387,7 @@ def _pingpong(np_: int, size: int, reps: int, env: dict[str, str], prefix: list[
     """(baseline, tool) half-RTT samples in seconds, `reps` each, from one launch: the ping-pong
     through the PMPI_ entry points (which the injector does not intercept) and through the MPI_
     ones, in BLOCKS alternating blocks so that a slow drift of the machine falls on both alike."""
+    import numpy as np
     per = -(-reps // BLOCKS)
     cmd = prefix + [str(program("latscope-bench")), "p2p", "--op", ",".join(["pingpong_pmpi,pingpong"] * BLOCKS),
                     "--pairs", "0:1", "--sizes", str(size), "--min-reps", str(per), "--max-reps", str(per),
@@ -465,6 +472,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def plot_validation(v: Validation, base: np.ndarray, inj: np.ndarray, req: np.ndarray, out: Path) -> Path:
     """Left: CDFs of the added half-RTT, requested vs achieved. Right: quantile-quantile plot."""
+    import numpy as np
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

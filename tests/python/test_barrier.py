@@ -254,7 +254,7 @@ def _synthetic_results(tmp_path: Path, P: int, meds: dict[str, float]) -> Path:
 def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_path, capsys):
     import pandas as pd
 
-    from latscope import barrier_cli, cli
+    from latscope import barrier, cli
     from latscope.models import load_params
 
     params = tmp_path / "p.json"
@@ -263,7 +263,7 @@ def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_pa
                                              "G_s_per_byte": 0.0},
                                   "source": {"L_raw_s": -301e-9}}))
     res = _synthetic_results(tmp_path, 2, {"dissemination": 0.7e-6, "tree:k=4": 1.4e-6, "native": 0.5e-6})
-    df = barrier_cli.compare(load_params(params).model, [str(res)], L_raw_s=-301e-9)
+    df = barrier.compare(load_params(params).model, [str(res)], L_raw_s=-301e-9)
     d = df.set_index("alg")
     hop = 259e-9 - 301e-9 + 708e-9                    # RTT/2: the raw L, as measured
     # an exchange round: the partner's message arrives while this rank is in its own send (L < 0),

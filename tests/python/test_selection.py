@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from latscope import barrier_cli, cli
+from latscope import barrier, cli
 from latscope.models import load_params
 from latscope.parts import collectives
 from latscope.report import ReportInput
@@ -52,8 +52,8 @@ def _params(tmp_path: Path) -> Path:
 
 def test_barrier_best_sets_aside_negative_invalid_and_nonconverged(tmp_path, capsys):
     f, params = _barrier_file(tmp_path), _params(tmp_path)
-    df = barrier_cli.compare(load_params(params).model, [str(f)], L_raw_s=-301e-9).set_index("alg")
-    assert list(barrier_cli.best_rows(df.reset_index())["alg"]) == ["native"]
+    df = barrier.compare(load_params(params).model, [str(f)], L_raw_s=-301e-9).set_index("alg")
+    assert list(barrier.best_rows(df.reset_index())["alg"]) == ["native"]
     assert df.loc["dissemination", "set_aside"].startswith("median -0.200 us is not positive")
     assert df.loc["tree:k=4", "set_aside"].startswith("not converged (stop budget, rel_err 0.8 > target 0.025)")
     assert "overlaps native's" in df.loc["tree:k=4", "set_aside"]

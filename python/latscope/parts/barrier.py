@@ -10,18 +10,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from latscope import logp  # noqa: E402
-from latscope.barrier_cli import bench_args, compare_results, mean_abs_rel_err  # noqa: E402
-from latscope.models import ModelError, from_dict  # noqa: E402
-from latscope.parts import Step  # noqa: E402
-from latscope.results import Results  # noqa: E402
-from latscope.units import fmt_size, fmt_time  # noqa: E402
+from latscope import logp
+from latscope.barrier import bench_args, compare_results, mean_abs_rel_err
+from latscope.figures import plt, png, table
+from latscope.models import ModelError, from_dict
+from latscope.parts import Step
+from latscope.results import Results
+from latscope.units import fmt_size, fmt_time
 
 if TYPE_CHECKING:
     from latscope.report import ReportInput
@@ -122,7 +119,6 @@ def section_compare(inp: ReportInput) -> str | None:
     ax.set_ylabel("barrier time (µs)")
     ax.set_title("Barrier: measured (seed 002 §4.3 loop, mean over ranks of per-rank medians) vs LogP prediction")
     ax.legend(fontsize=7)
-    from latscope.figures import png as _png
     def t(v: object) -> str:
         return "-" if not isinstance(v, (int, float)) or math.isnan(v) else fmt_time(float(v))
 
@@ -156,7 +152,7 @@ def section_compare(inp: ReportInput) -> str | None:
             "the shared-memory flag (flag, tree-shm's release) and the library's broadcast (mcast, the "
             f"*-bcast/*-2net release; model {', '.join(sorted(set(df['bcast'])))}). Not modelled: the two-way "
             "traffic of an exchange round, ANY_SOURCE receives, Iprobe polling — see docs/barriers.md.</p>")
-    return _png(fig) + note + tab.to_html(index=False, border=0, classes="t")
+    return png(fig) + note + table(tab)
 
 
 SECTIONS = [("LogP / LogGP / PLogP parameters", section_logp), ("Barriers: measured vs predicted", section_compare)]

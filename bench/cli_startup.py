@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Benchmark issue 15 item 9: a responsive `latscope`. Target: <= 0.2 s (median) for
+`latscope --version`, `latscope --help`, `latscope CMD --help` for every command, and for
+`latscope bench ...` up to the launch. Exit status 1 when the target is missed.
+
+Each command runs --runs times, interleaved with a bare `python -c pass` of the same interpreter
+(one round = every command once, the bare start first), so the machine's load hits all alike.
+Printed per command: its median, and its median over the bare start's median in the same run.
+"Up to the launch": `latscope bench p2p` with a launcher that exits at once, two ways: --launcher
+true (the user's launcher line) and LATSCOPE_MPIEXEC=true (the mpiexec path: latscope still asks
+it for its --version and builds the line), so the time is latscope's own Python work plus one or
+two starts of /bin/true. The heavy libraries are kept off this path by importing them inside
+the commands (latscope/commands.py); tests/python/test_cli_startup.py checks that, this times it."""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from latscope import cli  # noqa: E402
+
+
+def latscope_argv() -> list[str]:
+    """The installed `latscope` script beside this interpreter, else `python -m latscope.cli`."""
+    script = Path(sys.executable).parent / "latscope"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "latscope.cli"]
+
+
+def commands() -> list[tuple[str, list[str], dict[str, str]]]:
+    """(label, argv after `latscope`, extra environment) for every case timed."""
+    true = shutil.which("true") or "/bin/true"
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    cases: list[tuple[str, list[str], dict[str, str]]] = [("--version", ["--version"], {}), ("--help", ["--help"], {})]
+    cases += [(f"{name} --help", [name, "--help"], {}) for name in sub.choices]
+    cases += [("bench p2p --launcher true", ["bench", "p2p", "--launcher", true], {}),
+              ("bench p2p (mpiexec = true)", ["bench", "p2p", "--np", "2"], {"LATSCOPE_MPIEXEC": true})]
+    return cases
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    cp = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t = time.perf_counter() - t0
+    if cp.returncode != 0:
+        raise SystemExit(f"cli_startup: `{' '.join(argv)}` failed (exit {cp.returncode}): {cp.stderr.strip()}")
+    return t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=7, help="runs of every command (default 7; the median is printed)")
+    ap.add_argument("--target", type=float, default=0.2, help="seconds, the most a median may take (default 0.2)")
+    a = ap.parse_args()
+    if a.runs < 1:
+        print(f"cli_startup: --runs {a.runs}: must be at least 1", file=sys.stderr)
+        return 2
+    base = latscope_argv()
+    cases = commands()
+    bare: list[float] = []
+    times: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+    for _ in range(a.runs):
+        bare.append(timed([sys.executable, "-c", "pass"], dict(os.environ)))
+        for label, argv, extra in cases:
+            times[label].append(timed(base + argv, {**os.environ, **extra}))
+    b = statistics.median(bare)
+    print(f"{'command (latscope ...)':34s} {'median':>9s} {'/ bare python':>14s}   ({a.runs} runs each, interleaved)")
+    print(f"{'python -c pass (bare start)':34s} {b * 1e3:7.1f} ms {1.0:13.2f}x")
+    worst = 0.0
+    for label, ts in times.items():
+        m = statistics.median(ts)
+        worst = max(worst, m)
+        flag = "" if m <= a.target else f"   over the {a.target:g} s target"
+        print(f"{label:34s} {m * 1e3:7.1f} ms {m / b:13.2f}x{flag}")
+    ok = worst <= a.target
+    print(f"slowest median {worst * 1e3:.1f} ms: target <= {a.target * 1e3:.0f} ms {'met' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
