@@ -72,8 +72,12 @@ export LATSCOPE_INJECT_TABLE="$HERE/../golden/delay_table_lognormal_v1.tbl" LATS
 run 2 "$B/bin/inject-probe" 200 20
 export LATSCOPE_INJECT_RANKS=1 LATSCOPE_INJECT_CALLS=-coll,barrier LATSCOPE_INJECT_LOG="$OUT/inject-log"
 run 3 "$B/bin/inject-probe" 100 10
+# message mode: the collectives run as latscope's algorithms on a duplicated communicator
+unset LATSCOPE_INJECT_RANKS LATSCOPE_INJECT_CALLS LATSCOPE_INJECT_LOG
+export LATSCOPE_INJECT_COLL=messages
+run 3 "$B/bin/inject-probe" 100 10
 PRE=
-unset LATSCOPE_INJECT_TABLE LATSCOPE_INJECT_SEED LATSCOPE_INJECT_RANKS LATSCOPE_INJECT_CALLS LATSCOPE_INJECT_LOG
+unset LATSCOPE_INJECT_TABLE LATSCOPE_INJECT_SEED LATSCOPE_INJECT_COLL
 if [ $failed -ne 0 ]; then
     echo "$failed MPI run(s) of the sanitizer build failed"
     exit 1
