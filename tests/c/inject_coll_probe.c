@@ -5,7 +5,9 @@
  * see: the baseline of the same launch. Contents checked. Rank 0 prints one JSON line:
  *   {"np", "iters", "bcast_max_median_us", "bcast_max_min_us", "base_bcast_max_median_us",
  *    "base_bcast_max_min_us", "bad"}
- *   inject-coll-probe [iters]      (any np >= 1) */
+ * Then DUPS times: MPI_Comm_dup, an MPI_Bcast on the copy, MPI_Comm_free (in message mode each
+ * copy gets a shadow communicator, which must be freed with it: MPICH has about 2,000 context ids).
+ *   inject-coll-probe [iters [dups]]      (any np >= 1) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +24,9 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int iters = argc > 1 ? atoi(argv[1]) : 50;
-    if (iters < 1) {   /* every rank sees the same argv: the same verdict */
-        if (rank == 0) fprintf(stderr, "inject-coll-probe: iters must be >= 1\n");
+    int iters = argc > 1 ? atoi(argv[1]) : 50, dups = argc > 2 ? atoi(argv[2]) : 0;
+    if (iters < 1 || dups < 0) {   /* every rank sees the same argv: the same verdict */
+        if (rank == 0) fprintf(stderr, "inject-coll-probe: iters must be >= 1 and dups >= 0\n");
         MPI_Finalize();
         return 2;
     }
@@ -42,6 +44,14 @@ int main(int argc, char **argv) {
             PMPI_Allreduce(&d, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             if (i >= 0) t[b][i] = dmax;
         }
+    for (int i = 0; i < dups; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        buf[0] = rank == 0 ? i : -1;
+        MPI_Bcast(buf, 1, MPI_INT, 0, c);
+        bad += buf[0] != i;
+        MPI_Comm_free(&c);
+    }
     int all_bad = 0;
     PMPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {

@@ -94,6 +94,14 @@ def test_collectives_as_messages_keep_results(lib: str, tmp_path: Path) -> None:
     assert r["checksum_errors"] == 0, r
 
 
+def test_shadow_communicators_freed(lib: str, tmp_path: Path) -> None:
+    """3,000 communicators duplicated, used by a bcast and freed: more than MPICH's context ids,
+    so a shadow communicator that outlived its communicator would fail the run."""
+    cp = run(2, lib, table(tmp_path, 0), "messages", "inject-coll-probe", ["1", "3000"])
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert json.loads(cp.stdout.strip().splitlines()[-1])["bad"] == 0
+
+
 def test_bad_mode_refused(lib: str, tmp_path: Path) -> None:
     cp = run(2, lib, table(tmp_path, 0), "packets", "inject-coll-probe", ["1"])
     assert cp.returncode != 0
