@@ -53,7 +53,7 @@ export LATSCOPE_MPIEXEC := $(MPIEXEC)
 
 C_SOURCES := $(shell find src apps miniapps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*)
 
-.PHONY: all setup build demo test test-c test-py typecheck test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm
+.PHONY: all setup build demo study-demo test test-c test-py typecheck test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm
 
 all: build
 
@@ -75,6 +75,17 @@ $(BUILD_STAMP): $(STAMP) $(C_SOURCES)
 
 demo: build
 	$(VENV)/bin/latscope characterize --out results/demo
+
+# seed 004's finding (docs/study.md): tables of equal mean and growing sd, lu, cg, ep; ~1-2 min
+STUDY_DEMO ?= results/study-demo
+study-demo: build
+	mkdir -p $(STUDY_DEMO)/tables
+	cp examples/study-demo.toml $(STUDY_DEMO)/plan.toml
+	$(VENV)/bin/latscope tables make constant --mean 20us -o $(STUDY_DEMO)/tables/sd0.tbl
+	for sd in 10 20 40 80; do $(VENV)/bin/latscope tables make lognormal --mean 20us --sd $${sd}us \
+	  -o $(STUDY_DEMO)/tables/sd$$sd.tbl || exit 1; done
+	-$(VENV)/bin/latscope study run $(STUDY_DEMO)/plan.toml -o $(STUDY_DEMO)
+	$(VENV)/bin/latscope study analyze $(STUDY_DEMO)
 
 test: test-c test-py $(ALSO_ASAN) $(ALSO_OPENMPI) $(ALSO_SLURM)
 

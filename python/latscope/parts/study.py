@@ -10,6 +10,7 @@ from typing import Any
 
 SCHEMA = "latscope.study-analysis/1"
 NO_TABLE = "none"
+SAME_MEAN = 0.02     # tables of "equal mean" (latscope.study.analyze.SAME_MEAN)
 
 
 def read_analysis(path: Path) -> dict[str, Any] | None:
@@ -27,7 +28,8 @@ def _num(v: Any) -> str:
 def csv_table(doc: dict[str, Any]) -> str:
     """Table 4 as CSV, one row per (app, np): r's, their p-values, the three comparisons, n."""
     cols = ["app", "np", "n", "r_mean", "p_r_mean", "r_std", "p_r_std", "r_mean_sd", "fisher_z_seed",
-            "p_fisher_seed", "williams_t", "williams_df", "p_williams", "steiger_z", "p_steiger",
+            "p_fisher_seed", "williams_t", "williams_df", "p_williams", "steiger_z", "p_steiger", "rho_mean",
+            "p_rho_mean", "rho_std", "p_rho_std",
             "ks_rejected", "ks_tables", "n_failed"]
     lines = [",".join(cols)]
     for a in doc["apps"]:
@@ -35,7 +37,9 @@ def csv_table(doc: dict[str, Any]) -> str:
                 _num(a["r_std"]["statistic"]), _num(a["r_std"]["p"]), _num(a["r_mean_sd"]),
                 _num(a["fisher_z_seed"]["statistic"]), _num(a["fisher_z_seed"]["p"]),
                 _num(a["williams_t"]["statistic"]), _num(a["williams_t"]["df"]), _num(a["williams_t"]["p"]),
-                _num(a["steiger_z"]["statistic"]), _num(a["steiger_z"]["p"]), str(a["ks_rejected"]),
+                _num(a["steiger_z"]["statistic"]), _num(a["steiger_z"]["p"]), _num(a["rho_mean"]["statistic"]),
+                _num(a["rho_mean"]["p"]), _num(a["rho_std"]["statistic"]), _num(a["rho_std"]["p"]),
+                str(a["ks_rejected"]),
                 str(sum(1 for t in a["tables"] if t["ks"] is not None)), str(a["n_failed"])]
         lines.append(",".join(vals))
     return "\n".join(lines) + "\n"
@@ -57,10 +61,10 @@ def _is_uniform(t: dict[str, Any]) -> bool:
 
 
 def _mean_groups(a: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    """The tables by mean (equal within 0.5 %), injected ones only, each group sorted by sd."""
+    """The tables by mean (equal within SAME_MEAN), injected ones only, each group sorted by sd."""
     groups: list[list[dict[str, Any]]] = []
     for t in sorted((t for t in a["tables"] if t["distribution"] != NO_TABLE), key=lambda t: t["table_mean_s"]):
-        if groups and abs(t["table_mean_s"] - groups[-1][0]["table_mean_s"]) <= 0.005 * t["table_mean_s"]:
+        if groups and abs(t["table_mean_s"] - groups[-1][0]["table_mean_s"]) <= SAME_MEAN * t["table_mean_s"]:
             groups[-1].append(t)
         else:
             groups.append([t])
@@ -133,7 +137,7 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
         drawn = False
         for j, a in enumerate(apps):
             b = _baseline_mean(a)
-            g = next((g for g in _mean_groups(a) if abs(g[0]["table_mean_s"] - m) <= 0.005 * m), None)
+            g = next((g for g in _mean_groups(a) if abs(g[0]["table_mean_s"] - m) <= SAME_MEAN * m), None)
             if g is None or not b:
                 continue
             ax.bar(np.arange(len(g)) + j * width, [100 * (t["runtime_mean_s"] - b) / b for t in g], width,
@@ -170,7 +174,7 @@ def write_figures(doc: dict[str, Any], out: Path) -> list[Path]:
 
 def section_study(inp: Any) -> str | None:
     from latscope.figures import png
-    from latscope.study.analyze import text_table
+    from latscope.study.analyze import findings, text_table
 
     dirs = [Path(inp.outdir)] + sorted({Path(str(r.path)).parent for r in inp.results if r.path is not None})
     out: list[str] = []
@@ -187,10 +191,10 @@ def section_study(inp: Any) -> str | None:
                    f"(latscope study analyze). Table 4 of seed 004: Pearson's r of runtime with the table's "
                    f"mean and with its sd over every verified run, p-values of each r, the seed's Fisher z "
                    f"(one-sided, independent-sample error), Williams' t and Steiger's Z (two-sided, for "
-                   f"correlations sharing the runtime), tables whose runtimes a KS test rejects as normal, "
+                   f"correlations sharing the runtime), Spearman's rank correlation with the sd (not in the seed: robust to the few runs a shared machine slows down), tables whose runtimes a KS test rejects as normal, "
                    f"and the smallest Mann-Whitney p between a zero-variance and a lognormal table of equal "
                    f"mean.</p>")
-        out.append(f"<pre>{html.escape(text_table(doc['apps']))}</pre>")
+        out.append(f"<pre>{html.escape(text_table(doc['apps']))}\n\n{html.escape(chr(10).join(findings(doc['apps'])))}</pre>")
         for a in doc["apps"]:
             for note in a.get("notes", []):
                 out.append(f"<p class='note'>{html.escape(a['app'])} np {a['np']}: {html.escape(note)}</p>")
