@@ -95,75 +95,65 @@ const lts_coll_alg_t *lts_tune_choice(lts_coll_op_t op, int P, size_t bytes) {
     return native_row(op);
 }
 
-/* count x type size, the bytes a call moves in the registry's convention */
-static size_t nbytes(int count, MPI_Datatype dt, int P) {
-    int tsz = 0;
-    if (count <= 0) return 0;
-    MPI_Type_size(dt, &tsz);
-    return (size_t)count * (size_t)(tsz > 0 ? tsz : 0) * (size_t)P;
+/* The installed choice for a call on comm moving count x type size bytes (x P with whole = 1),
+ * the registry's convention of message size (tune.h). */
+static const lts_coll_alg_t *pick(lts_coll_op_t op, MPI_Comm comm, int count, MPI_Datatype dt, int whole) {
+    int P, tsz = 0;
+    MPI_Comm_size(comm, &P);
+    if (count > 0) MPI_Type_size(dt, &tsz);
+    size_t b = count > 0 && tsz > 0 ? (size_t)count * (size_t)tsz * (size_t)(whole ? P : 1) : 0;
+    return lts_tune_choice(op, P, b);
+}
+
+/* Scatter and gather: the root's whole buffer. The root's buffer arguments count only at the
+ * root (MPI), so the other ranks use their own block x P, which matches by MPI's type-signature
+ * rule: every rank computes the same size and takes the same branch. */
+static const lts_coll_alg_t *pick_rooted(lts_coll_op_t op, MPI_Comm comm, int root, int rootcount, MPI_Datatype roottype,
+                                         int count, MPI_Datatype dt) {
+    int me;
+    MPI_Comm_rank(comm, &me);
+    return me == root ? pick(op, comm, rootcount, roottype, 1) : pick(op, comm, count, dt, 1);
 }
 
 int lts_barrier_tuned(MPI_Comm comm) {
-    int P;
-    MPI_Comm_size(comm, &P);
-    const lts_coll_alg_t *a = lts_tune_choice(LTS_COLL_BARRIER, P, 0);
+    const lts_coll_alg_t *a = pick(LTS_COLL_BARRIER, comm, 0, MPI_BYTE, 0);
     return a->barrier_k ? a->barrier_k(comm, a->k) : a->fn.barrier(comm);
 }
 
 int lts_bcast_tuned(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-    int P;
-    MPI_Comm_size(comm, &P);
-    return lts_tune_choice(LTS_COLL_BCAST, P, nbytes(count, dt, 1))->fn.bcast(buf, count, dt, root, comm);
+    return pick(LTS_COLL_BCAST, comm, count, dt, 0)->fn.bcast(buf, count, dt, root, comm);
 }
 
 int lts_reduce_tuned(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
-    int P;
-    MPI_Comm_size(comm, &P);
-    return lts_tune_choice(LTS_COLL_REDUCE, P, nbytes(count, dt, 1))->fn.reduce(sbuf, rbuf, count, dt, op, root, comm);
+    return pick(LTS_COLL_REDUCE, comm, count, dt, 0)->fn.reduce(sbuf, rbuf, count, dt, op, root, comm);
 }
 
 int lts_allreduce_tuned(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-    int P;
-    MPI_Comm_size(comm, &P);
-    return lts_tune_choice(LTS_COLL_ALLREDUCE, P, nbytes(count, dt, 1))->fn.allreduce(sbuf, rbuf, count, dt, op, comm);
+    return pick(LTS_COLL_ALLREDUCE, comm, count, dt, 0)->fn.allreduce(sbuf, rbuf, count, dt, op, comm);
 }
 
-/* Scatter: the root's whole send buffer. The send arguments count only at the root (MPI), so the
- * other ranks use their receive block x P, which matches by MPI's type-signature rule: every
- * rank computes the same size and takes the same branch. */
+/* scatter: the root's send buffer */
 int lts_scatter_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                       int root, MPI_Comm comm) {
-    int P, me;
-    MPI_Comm_size(comm, &P);
-    MPI_Comm_rank(comm, &me);
-    size_t b = me == root ? nbytes(scount, stype, P) : nbytes(rcount, rtype, P);
-    return lts_tune_choice(LTS_COLL_SCATTER, P, b)->fn.scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    return pick_rooted(LTS_COLL_SCATTER, comm, root, scount, stype, rcount, rtype)
+        ->fn.scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
-/* Gather: the root's whole receive buffer; the others' send block x P (same by MPI's rule). */
+/* gather: the root's receive buffer */
 int lts_gather_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                      int root, MPI_Comm comm) {
-    int P, me;
-    MPI_Comm_size(comm, &P);
-    MPI_Comm_rank(comm, &me);
-    size_t b = me == root ? nbytes(rcount, rtype, P) : nbytes(scount, stype, P);
-    return lts_tune_choice(LTS_COLL_GATHER, P, b)->fn.gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    return pick_rooted(LTS_COLL_GATHER, comm, root, rcount, rtype, scount, stype)
+        ->fn.gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
 /* Allgather: each rank's whole result; alltoall: the whole send buffer. Both from the receive
  * arguments, which are significant on every rank even with MPI_IN_PLACE. */
 int lts_allgather_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                         MPI_Comm comm) {
-    int P;
-    MPI_Comm_size(comm, &P);
-    return lts_tune_choice(LTS_COLL_ALLGATHER, P, nbytes(rcount, rtype, P))
-        ->fn.allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    return pick(LTS_COLL_ALLGATHER, comm, rcount, rtype, 1)->fn.allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
 int lts_alltoall_tuned(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                        MPI_Comm comm) {
-    int P;
-    MPI_Comm_size(comm, &P);
-    return lts_tune_choice(LTS_COLL_ALLTOALL, P, nbytes(rcount, rtype, P))
-        ->fn.alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    return pick(LTS_COLL_ALLTOALL, comm, rcount, rtype, 1)->fn.alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
