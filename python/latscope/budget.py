@@ -45,8 +45,11 @@ class BudgetError(ValueError):
 COMPONENTS: list[dict[str, Any]] = [
     {"name": "floor", "of": "flag", "minus": [], "kind": "measured",
      "help": "a cache line between two cores: the hardware floor of a message on a node"},
-    {"name": "wake-up", "of": "flag-block", "minus": ["flag"], "kind": "derived",
-     "help": "sleeping in the kernel and being woken (futex), the seed's interrupt overhead"},
+    {"name": "wake-up", "of": "pipe-block", "minus": ["pipe-poll"], "kind": "derived",
+     "help": "sleeping in the kernel and being woken (a blocking pipe read), the seed's interrupt overhead"},
+    {"name": "futex-handoff", "of": "flag-block", "minus": ["flag"], "kind": "derived",
+     "help": "the flag with a futex wake-up: bimodal (no one sleeps when the reply beats the waiter into "
+             "FUTEX_WAIT); docs/budget.md"},
     {"name": "pipe", "of": "pipe-poll", "minus": ["flag"], "kind": "derived",
      "help": "a write and a read system call through a pipe buffer"},
     {"name": "socket-layer", "of": "unix-poll", "minus": ["flag"], "kind": "derived",

@@ -31,7 +31,8 @@
 
 static const lts_budget_rung_t rungs[] = {
     {"flag", "shared-memory cache-line flag, busy-polled: the hardware floor on a node", "local", "flag", 0, 0, 1},
-    {"flag-block", "the same flag with a futex wake-up: the receiver sleeps in FUTEX_WAIT", "local", "futex", 1, 0, 1},
+    {"flag-block", "the same flag with a futex wake-up: the receiver sleeps in FUTEX_WAIT unless the message beats it",
+     "local", "futex", 1, 0, 1},
     {"pipe-poll", "a pair of named pipes (FIFOs), non-blocking read spun", "local", "pipe", 0, 0, 1},
     {"pipe-block", "a pair of named pipes (FIFOs), blocking read", "local", "pipe", 1, 0, 1},
     {"unix-poll", "UNIX-domain stream socket, non-blocking recv spun", "local", "unix", 0, 0, 1},

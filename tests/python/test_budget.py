@@ -77,7 +77,7 @@ def test_ladder_records(ladder: Path) -> None:
         assert rec["ci_half_s"] is None or rec["ci_half_s"] >= 0
     # a derived component is exactly the difference of its rungs' run-averaged medians
     med = {n: sum(r["median_s"] for r in rungs if r["name"] == n) / 2 for n in measured}
-    assert comps["wake-up"]["value_s"] == pytest.approx(med["flag-block"] - med["flag"], rel=1e-9, abs=1e-15)
+    assert comps["wake-up"]["value_s"] == pytest.approx(med["pipe-block"] - med["pipe-poll"], rel=1e-9, abs=1e-15)
     # closure: residual = total - sum of parts, as recorded
     for cl in (r for r in recs if r["type"] == "closure"):
         if cl["residual_s"] is not None:
@@ -162,11 +162,11 @@ def test_bad_table(tmp_path: Path) -> None:
 
 def test_user_table_adds_component(tmp_path: Path) -> None:
     t = tmp_path / "t.json"
-    t.write_text(json.dumps({"components": [{"name": "pipe-wake-up", "of": "pipe-block", "minus": ["pipe-poll"]}]}))
+    t.write_text(json.dumps({"components": [{"name": "unix-wake-up", "of": "unix-block", "minus": ["unix-poll"]}]}))
     out = tmp_path / "b.jsonl"
-    r = cli(["budget", "--table", str(t), "--rungs", "pipe-poll,pipe-block", "--runs", "1", "-o", str(out)] + TINY)
+    r = cli(["budget", "--table", str(t), "--rungs", "unix-poll,unix-block", "--runs", "1", "-o", str(out)] + TINY)
     assert r.returncode == 0, r.stderr
-    c = by_name(records(out)[1], "component")["pipe-wake-up"]
+    c = by_name(records(out)[1], "component")["unix-wake-up"]
     assert c["kind"] == "derived" and c["value_s"] is not None
 
 

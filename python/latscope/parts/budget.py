@@ -12,7 +12,7 @@ from typing import Any
 
 # characterize's share: two runs at fixed small counts, a few seconds in all (docs/budget.md)
 DEMO_ARGS = ["--warmup", "20", "--min-reps", "100", "--max-reps", "100"]
-DEMO_RUNGS_NONROOT = "flag,flag-block,pipe-poll,unix-poll,tcp-poll,tcp-block,mpi-shm,mpi-tcp"
+DEMO_RUNGS_NONROOT = "flag,flag-block,pipe-poll,pipe-block,unix-poll,tcp-poll,tcp-block,mpi-shm,mpi-tcp"
 
 
 def after_demo(out: Path, results: list[Any], params: dict[str, Any]) -> None:
