@@ -9,7 +9,9 @@ Printed per command: its median, and its median over the bare start's median in 
 "Up to the launch": `latscope bench p2p` with a launcher that exits at once, two ways: --launcher
 true (the user's launcher line) and LATSCOPE_MPIEXEC=true (the mpiexec path: latscope still asks
 it for its --version and builds the line), so the time is latscope's own Python work plus one or
-two starts of /bin/true. The heavy libraries are kept off this path by importing them inside
+two starts of /bin/true. Bytecode is cached as in an installed package (compiled once, in a
+warm-up round that is not counted; into a temporary PYTHONPYCACHEPREFIX, whatever this shell's
+PYTHONDONTWRITEBYTECODE says). The heavy libraries are kept off this path by importing them inside
 the commands (latscope/commands.py); tests/python/test_cli_startup.py checks that, this times it."""
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,10 +67,17 @@ def main() -> int:
     cases = commands()
     bare: list[float] = []
     times: dict[str, list[float]] = {label: [] for label, _, _ in cases}
-    for _ in range(a.runs):
-        bare.append(timed([sys.executable, "-c", "pass"], dict(os.environ)))
-        for label, argv, extra in cases:
-            times[label].append(timed(base + argv, {**os.environ, **extra}))
+    with tempfile.TemporaryDirectory(prefix="latscope-pyc-") as pyc:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = pyc
+        for k in range(a.runs + 1):   # round 0 compiles the bytecode: not counted
+            t = timed([sys.executable, "-c", "pass"], env)
+            ts = [timed(base + argv, {**env, **extra}) for _, argv, extra in cases]
+            if k == 0:
+                continue
+            bare.append(t)
+            for (label, _, _), x in zip(cases, ts):
+                times[label].append(x)
     b = statistics.median(bare)
     print(f"{'command (latscope ...)':34s} {'median':>9s} {'/ bare python':>14s}   ({a.runs} runs each, interleaved)")
     print(f"{'python -c pass (bare start)':34s} {b * 1e3:7.1f} ms {1.0:13.2f}x")

@@ -21,36 +21,14 @@ import math
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from latscope import jsonio
 from latscope import units
-from latscope.models import (
-    COLLECTIVE_ALGORITHMS,
-    COLLECTIVE_OPS,
-    DiamondDAG,
-    HockneyParams,
-    LogGPParams,
-    LogPParams,
-    ModelError,
-    ModelParams,
-    NetworkParams,
-    ParamSet,
-    PLogPParams,
-    collective_time_s,
-    contention_delay_s,
-    load_params,
-    logpc_end_to_end_s,
-    p2p_time_s,
-    predict_barrier,
-    remap_async_injection_rate,
-    remap_async_s,
-    remap_long,
-    remap_sync,
-    saturation_rate,
-    solve_injection_rate,
-    upper_bound,
-)
+from latscope.models import ModelError
+
+if TYPE_CHECKING:   # the models are imported by the command that evaluates them, not to build the parser
+    from latscope.models import ModelParams, NetworkParams, ParamSet
 
 __all__ = [
     "add_parser",
@@ -141,6 +119,7 @@ _HOCKNEY_KEYS = ("alpha_s", "beta_s_per_byte")
 
 def params_from_args(args: argparse.Namespace) -> tuple[ModelParams, ParamSet | None]:
     """The model parameters: the file's, with explicit values replacing its fields."""
+    from latscope.models import HockneyParams, LogGPParams, LogPParams, PLogPParams, load_params
     ps = load_params(args.params) if getattr(args, "params", None) else None
     given: dict[str, Any] = {}
     for k in _LOGP_KEYS + _LOGGP_KEYS + _HOCKNEY_KEYS:
@@ -185,6 +164,7 @@ def params_from_args(args: argparse.Namespace) -> tuple[ModelParams, ParamSet | 
 
 def network_from_args(args: argparse.Namespace, ps: ParamSet | None) -> NetworkParams:
     """The network: the file's, with explicit values replacing its fields."""
+    from latscope.models import NetworkParams
     base: dict[str, Any] = {}
     if ps is not None and ps.network is not None:
         base = dataclasses.asdict(ps.network)
@@ -257,6 +237,7 @@ def _save(fig: Any, path: str) -> None:
 
 
 def _cmd_p2p(args: argparse.Namespace) -> int:
+    from latscope.models import LogGPParams, logpc_end_to_end_s, p2p_time_s
     params, _ = params_from_args(args)
     sizes = args.size or [0.0]
     rows, out = [], []
@@ -276,6 +257,7 @@ def _cmd_p2p(args: argparse.Namespace) -> int:
 
 
 def _cmd_contention(args: argparse.Namespace) -> int:
+    from latscope.models import LogGPParams, LogPParams, contention_delay_s, saturation_rate, solve_injection_rate
     params, ps = params_from_args(args)
     net = network_from_args(args, ps)
     B = args.size
@@ -333,6 +315,7 @@ def _cmd_contention(args: argparse.Namespace) -> int:
 
 def _cmd_barrier(args: argparse.Namespace, time_header: str = "time") -> int:
     """Barrier times for every selected algorithm (also `latscope predict barrier`)."""
+    from latscope.models import predict_barrier
     params, _ = params_from_args(args)
     pred = predict_barrier(params, args.np, args.alg, args.k, size_bytes=args.size)
     rows = [[n, format_time(t), "*" if n == pred.best else ""] for n, t in pred.rows()]
@@ -341,6 +324,7 @@ def _cmd_barrier(args: argparse.Namespace, time_header: str = "time") -> int:
 
 
 def _cmd_collective(args: argparse.Namespace) -> int:
+    from latscope.models import COLLECTIVE_ALGORITHMS, COLLECTIVE_OPS, collective_time_s
     params, _ = params_from_args(args)
     ops = COLLECTIVE_OPS if args.op == "all" else (args.op,)
     algs = COLLECTIVE_ALGORITHMS if args.alg == "all" else (args.alg,)
@@ -355,6 +339,8 @@ def _cmd_collective(args: argparse.Namespace) -> int:
 
 
 def _cmd_remap(args: argparse.Namespace) -> int:
+    from latscope.models import (LogGPParams, LogPParams, remap_async_injection_rate, remap_async_s, remap_long,
+                                 remap_sync, solve_injection_rate)
     params, ps = params_from_args(args)
     if not isinstance(params, (LogPParams, LogGPParams)):
         raise ModelError(f"model {params.kind!r}: the remap models need LogP or LogGP parameters")
@@ -397,6 +383,7 @@ def _cmd_remap(args: argparse.Namespace) -> int:
 
 
 def _cmd_dag(args: argparse.Namespace) -> int:
+    from latscope.models import DiamondDAG, LogGPParams, LogPParams
     params, ps = params_from_args(args)
     if isinstance(params, LogPParams):
         params = LogGPParams(L_s=params.L_s, o_s_s=params.o_s_s, o_r_s=params.o_r_s, g_s=params.g_s, G_s_per_byte=0.0)
@@ -449,6 +436,7 @@ def _cmd_dag(args: argparse.Namespace) -> int:
 def _cmd_upper_bound(args: argparse.Namespace) -> int:
     # LoGPC eqs. (13)-(14): F = f(network) and T_c/T <= F/2G use only G and the network, so L and o
     # are neither required nor read; G comes from --G, else from the parameters file.
+    from latscope.models import LogGPParams, load_params, solve_injection_rate, upper_bound
     ps = load_params(args.params) if getattr(args, "params", None) else None
     G = args.G_s_per_byte
     if G is None and ps is not None:
@@ -498,6 +486,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``model`` (with its sub-subcommands) on an argparse subparsers object."""
+    from latscope.models.collectives import COLLECTIVE_ALGORITHMS, COLLECTIVE_OPS   # the choices; cheap (no barrier models)
     mp: argparse.ArgumentParser = subparsers.add_parser(
         "model",
         help="evaluate analytic cost models (LogP, LogGP, PLogP, Hockney, LoGPC)",

@@ -16,23 +16,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from latscope import jsonio
 from latscope import model_cli
 from latscope.model_cli import _arg, add_model_value_args, format_time, params_from_args, parse_size, run_guarded
-from latscope.models import BarrierPrediction, ModelError, ModelParams, predict_barrier as _predict
-from latscope.models.barrier import (
-    ROW_NAMES,
-    barrier_names,
-    canonical_row,
-    default_rows,
-    kary_vs_dissemination,
-    row_loop_time_s,
-    row_time_s,
-)
 from latscope.loop_options import add_loop_options, loop_options, seconds_option
-from latscope.models.barrier_sim import loop_latency_s
+
+if TYPE_CHECKING:   # the models are imported by the command that evaluates them, not to build the parser
+    from latscope.models import BarrierPrediction, ModelParams
 
 __all__ = ["add_parser", "main", "predict_barrier"]
 
@@ -47,6 +39,7 @@ def predict_barrier(
     Same as :func:`latscope.models.predict_barrier` (one implementation, re-exported here for the
     ``predict`` command and for callers comparing predictions with measurements).
     """
+    from latscope.models import predict_barrier as _predict
     return _predict(params, np, algs, k, size_bytes=size_bytes)
 
 
@@ -54,6 +47,8 @@ def split_alg_spec(spec: str, k: int) -> tuple[str | None, list[str]]:
     """``--alg`` may name the seed-model algorithms (``binary-tree``, ``kary-tree`` ...) and the C
     registry's rows (``tree:k=3``, ``pairwise`` ...): returns (the seed-model spec or None, the
     canonical registry rows). ``all`` selects both, the tree rows at ``k``."""
+    from latscope.models import ModelError
+    from latscope.models.barrier import ROW_NAMES, barrier_names, canonical_row, default_rows
     items = [x.strip() for x in spec.split(",") if x.strip()]
     model_items: list[str] = []
     rows: list[str] = []
@@ -93,6 +88,9 @@ def split_alg_spec(spec: str, k: int) -> tuple[str | None, list[str]]:
 def _cmd_barrier(args: argparse.Namespace) -> int:
     """Predicted times of the registry rows (what latscope-bench measures) and of the seed's
     model algorithms, the best of each, and the seed-002 crossover condition (§5.1.2)."""
+    from latscope.models import ModelError
+    from latscope.models.barrier import kary_vs_dissemination, row_loop_time_s, row_time_s
+    from latscope.models.barrier_sim import loop_latency_s
     params, ps = params_from_args(args)
     model_spec, rows = split_alg_spec(args.alg, args.k)
     pred = predict_barrier(params, args.np, model_spec, args.k, size_bytes=args.size) if model_spec else None

@@ -23,9 +23,12 @@ forwards in the round at distance ``2**j`` (they sum to ``P - 1``).
 
 from __future__ import annotations
 
-from .barrier import ceil_log
 from .errors import ModelError, require_int_at_least, require_nonneg
 from .params import HockneyParams, ModelParams, message_point
+
+# ceil_log comes from .barrier where a cost is computed: the op and algorithm names below are read
+# when the `latscope model` parser is built, which stays without the barrier models
+# (latscope/commands.py)
 
 __all__ = ["COLLECTIVE_OPS", "COLLECTIVE_ALGORITHMS", "binomial_blocks", "collective_time_s"]
 
@@ -35,6 +38,7 @@ COLLECTIVE_ALGORITHMS: tuple[str, ...] = ("linear", "binomial")
 
 def binomial_blocks(P: int) -> list[int]:
     """Blocks forwarded by the root of a binomial scatter, per round (largest distance first)."""
+    from .barrier import ceil_log
     P = require_int_at_least("P (processes)", P, 1)
     d = ceil_log(P, 2)
     return [min(1 << j, P - (1 << j)) for j in range(d - 1, -1, -1)]
@@ -42,6 +46,7 @@ def binomial_blocks(P: int) -> list[int]:
 
 def collective_time_s(params: ModelParams, op: str, alg: str, P: int, size_bytes: float) -> float:
     """Predicted time of collective ``op`` with algorithm ``alg`` on ``P`` processes."""
+    from .barrier import ceil_log
     if op not in COLLECTIVE_OPS:
         raise ModelError(f"op = {op!r}: must be one of {', '.join(COLLECTIVE_OPS)}")
     if alg not in COLLECTIVE_ALGORITHMS:
