@@ -120,14 +120,17 @@ def test_sdist_and_wheel_contents(installed: Installed) -> None:
     with tarfile.open(installed.sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     for f in ("CMakeLists.txt", "pyproject.toml", "cmake/pip_metadata.py", "cmake/latscope.pc.in",
-              "requirements-mpich.txt", "src/core/stats.c", "apps/latscope_bench.c", "include/latscope/latscope.h"):
+              "requirements-mpich.txt", "src/core/stats.c", "apps/latscope_bench.c", "include/latscope/latscope.h",
+              "cmake/version.h.in"):
         assert f in names, f"{f} not in {installed.sdist.name}"
     assert not any(n.startswith(("build/", ".venv")) for n in names)
     with zipfile.ZipFile(installed.wheel) as z:
         names = set(z.namelist())
-        meta = z.read("latscope-0.1.0.dist-info/METADATA").decode()
+        version = metadata.version("latscope")   # CMakeLists.txt's project(VERSION), test_one_source.py
+        meta = z.read(f"latscope-{version}.dist-info/METADATA").decode()
     for f in ("bin/latscope-bench", "bin/latscope-congest", "lib/liblatscope_inject.so", "lib/liblatscope.so.0",
-              "include/latscope/latscope.h", "lib/pkgconfig/latscope.pc", "lib/cmake/latscope/latscopeConfig.cmake"):
+              "include/latscope/latscope.h", "include/latscope/version.h", "lib/pkgconfig/latscope.pc",
+              "lib/cmake/latscope/latscopeConfig.cmake"):
         assert f"latscope/_native/{f}" in names, f
     requires = [ln.split(":", 1)[1].strip() for ln in meta.splitlines() if ln.startswith("Requires-Dist:")]
     assert ("mpich" in " ".join(requires)) == installed.bundled, requires
