@@ -30,13 +30,14 @@ typedef struct {
     long long test_index[IS_TEST_KEYS], test_rank[IS_TEST_KEYS];
 } is_class;
 
-/* NPB 3 IS classes S, W, A and their partial-verification tables. */
+/* NPB 3 IS classes S, W, A, B and their partial-verification tables. */
 static const is_class is_classes[] = {
     {"S", 16, 11, 9, {48427, 17148, 23627, 62548, 4431}, {0, 18, 346, 64917, 65463}},
     {"W", 20, 16, 10, {357773, 934767, 875723, 898999, 404505}, {1249, 11698, 1039987, 1043896, 1048018}},
     {"A", 23, 19, 10, {2112377, 662041, 5336171, 3642833, 4250760}, {104, 17523, 123928, 8288932, 8388264}},
+    {"B", 25, 21, 10, {41869, 812306, 5102857, 18232239, 26860214}, {33422937, 10244, 59149, 33135281, 99}},
 };
-static const char *const is_class_names[] = {"S", "W", "A", NULL};
+static const char *const is_class_names[] = {"S", "W", "A", "B", NULL};
 _Static_assert(sizeof is_classes / sizeof is_classes[0] + 1 == sizeof is_class_names / sizeof is_class_names[0],
                "one name per class");
 
@@ -47,7 +48,8 @@ static long long is_expected_rank(const is_class *c, int t, int it) {
     switch (c->name[0]) {
     case 'S': return t <= 2 ? r + it : r - it;
     case 'W': return t < 2 ? r + (it - 2) : r - it;
-    default: return t <= 2 ? r + (it - 1) : r - (it - 1);   /* A */
+    case 'A': return t <= 2 ? r + (it - 1) : r - (it - 1);
+    default: return t == 1 || t == 2 || t == 4 ? r + it : r - it;   /* B */
     }
 }
 

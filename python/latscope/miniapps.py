@@ -20,6 +20,7 @@ EXIT_USAGE = 2
 @dataclass(frozen=True)
 class MiniApp:
     name: str
+    study_class: str     # the class that runs 0.2-5 s at np 2 on the 2-core machine (docs/miniapps.md)
     pattern: str         # the communication pattern, one line (what the study varies latency under)
 
     @property
@@ -28,9 +29,9 @@ class MiniApp:
 
 
 REGISTRY: tuple[MiniApp, ...] = (
-    MiniApp("cg", "allgather of the search direction + 2 allreduces per CG step"),
-    MiniApp("ep", "one allreduce at the end (the control: nearly no communication)"),
-    MiniApp("is", "allreduce of bucket sizes, alltoall + alltoallv of the keys per iteration"),
+    MiniApp("cg", "A", "allgather of the search direction + 2 allreduces per CG step"),
+    MiniApp("ep", "W", "one allreduce at the end (the control: nearly no communication)"),
+    MiniApp("is", "B", "allreduce of bucket sizes, alltoall + alltoallv of the keys per iteration"),
 )
 
 

@@ -18,7 +18,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "apps", help="the mini-app suite (CG, IS, EP, ...): list, run", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="apps_cmd", required=True)
-    sub.add_parser("list", help="every mini-app: program, classes, iterations, pattern")
+    sub.add_parser("list", help="every mini-app: program, classes, the study's class, iterations, pattern")
     r = sub.add_parser("run", help="run one mini-app under mpiexec; its exit status (0 passed, 1 failed, 2 bad input)")
     r.add_argument("name", help=f"the app ({', '.join(miniapps.names())})")
     r.add_argument("--np", type=int, default=2, help="ranks (default 2)")
@@ -33,14 +33,14 @@ def _list() -> int:
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=len(miniapps.REGISTRY)) as ex:   # each asks its program: MPI start-ups overlap
         rows = list(ex.map(miniapps.describe, miniapps.REGISTRY))
-    print(f"{'app':<4} {'program':<14} {'classes':<12} {'iters':<16} pattern")
+    print(f"{'app':<4} {'program':<14} {'classes':<12} {'study':<6} {'iters':<20} pattern")
     for d in rows:
         if not d.built:
-            print(f"{d.app.name:<4} {d.app.program:<14} {'(not built: make build)':<29} {d.app.pattern}")
+            print(f"{d.app.name:<4} {d.app.program:<14} {'(not built: make build)':<40} {d.app.pattern}")
             continue
         iters = ",".join(f"{c}={n}" for c, n in d.iters.items()) if d.iters else "-"
         classes = ",".join(d.classes)
-        print(f"{d.app.name:<4} {d.app.program:<14} {classes:<12} {iters:<16} {d.app.pattern}")
+        print(f"{d.app.name:<4} {d.app.program:<14} {classes:<12} {d.app.study_class:<6} {iters:<20} {d.app.pattern}")
     return 0
 
 
