@@ -237,3 +237,17 @@ def _as_nobody(d: Path) -> None:
     rungs = by_name(recs, "rung")
     assert rungs["flag"]["median_s"] is not None
     assert "needs root" in rungs["tcp-veth-poll"]["skipped"] and rungs["mpi-veth"]["median_s"] is None
+
+
+def test_golden_fields(ladder: Path) -> None:
+    """A live run writes exactly the fields of tests/golden/budget_v1.jsonl (docs/results-schema.md,
+    "Budget files"), and the golden file reads and prints."""
+    gmeta, grecs = budget.read(Path(__file__).resolve().parents[1] / "golden" / "budget_v1.jsonl")
+    meta, recs = records(ladder)
+    assert set(meta) == set(gmeta) and set(meta["systime"]) == set(gmeta["systime"])
+    for kind in ("rung", "component", "closure"):
+        golden = {frozenset(r) for r in grecs if r["type"] == kind and not r.get("skipped")}
+        live = {frozenset(r) for r in recs if r["type"] == kind}
+        assert live == golden, kind
+    assert "skipped: needs root" in budget.text(gmeta, grecs)
+    assert "closure mpi-veth" in budget.text(gmeta, grecs)
