@@ -11,8 +11,6 @@ added in C fails that test until it is added here. Nothing else in Python lists 
 from __future__ import annotations
 
 import functools
-import json
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +66,9 @@ def load() -> dict[str, Any]:
     """``latscope-bench list --json`` of the built programs (one process, no launcher: the list
     needs no communication). Raises latscope.run.LaunchError when latscope-bench is not built,
     RuntimeError when it fails or writes another schema."""
+    import json
+    import subprocess
+
     from latscope.run import launch, program
 
     cp = subprocess.run([str(program("latscope-bench")), "list", "--json"], env=launch(1).env, capture_output=True,
