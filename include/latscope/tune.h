@@ -106,7 +106,8 @@ typedef struct lts_tune_opts {
  * and repetition policy, at root 0. Every rank gets the same table in *out (rank 0's measured
  * points are broadcast and every rank makes the same decision from them), to free with lts_tune_free. Returns 0, LTS_EINVAL (bad op/sizes/spec),
  * LTS_ENOTFOUND (unknown algorithm in alg_spec), LTS_ENOELIGIBLE (a size where no candidate is
- * eligible; opts->msg on rank 0 names it), or an error of lts_coll_run; the same code on every
+ * eligible; opts->msg on rank 0 names it), an error of lts_coll_run, or LTS_EMPI when the ranks'
+ * tables differ (a check: each rank decides from the same broadcast points); the same code on every
  * rank. Eligibility uses mcfg->policy.rel_err as the target and the records' statistics
  * (lts_summarize with the policy's confidence and stop rule). */
 int lts_tune(MPI_Comm comm, lts_coll_op_t op, const char *alg_spec, const size_t *sizes, size_t n,
