@@ -17,7 +17,7 @@ from latscope.units import fmt_rate, fmt_time
 
 def steps(quick: bool) -> list[Step]:
     """The point-to-point steps, then those of every latscope.parts module."""
-    return p2p_steps(quick) + [st for mod in parts.modules() if hasattr(mod, "demo_steps") for st in mod.demo_steps(quick)]
+    return p2p_steps(quick) + [st for part in parts.load_all() for st in part.demo_steps(quick)]
 
 
 def p2p_steps(quick: bool) -> list[Step]:
@@ -58,9 +58,8 @@ def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile
     fit.write_params(fits, str(params_path), results[0].meta)
 
     params = report.load_params(params_path)
-    for mod in parts.modules():
-        if hasattr(mod, "after_demo"):
-            mod.after_demo(out, results, params)
+    for part in parts.load_all():
+        part.after_demo(out, results, params)
     html = report.build(results, out / "report.html", params, "latscope characterize")
     print()
     print(results[0].summary().to_string(index=False))

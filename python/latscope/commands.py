@@ -1,7 +1,8 @@
-"""The `latscope` command's one extension mechanism: a command module.
+"""The `latscope` command's extension: a command module.
 
-Every python/latscope/<name>_cli.py is a command module, found by its file name and imported
-when the parser is built; it implements `Command`:
+Every python/latscope/<name>_cli.py is a command module, found by its file name
+(latscope.plugins.discover, as report parts are) and imported when the parser is built; it
+implements `Command`:
 
   add_parser(subparsers) -> object    adds its parser(s) to `subparsers`
   main(args) -> int                   runs what was parsed; returns the exit status
@@ -11,8 +12,8 @@ when the parser is built; it implements `Command`:
 A new command is a new module; nothing else is edited. The modules are imported for every
 `latscope` run, `--help` and `--version` included, so their top level stays light: pandas,
 numpy, scipy, matplotlib and the modules that need them are imported inside `main`
-(tests/python/test_cli_startup.py checks; bench/cli_startup.py times it). Leaf module: it
-imports nothing of latscope (docs/architecture.md, "Python: CLI, analysis, report")."""
+(tests/python/test_cli_startup.py checks; bench/cli_startup.py times it). It imports nothing of
+latscope but latscope.plugins (docs/architecture.md, "Python: CLI, analysis, report")."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
+
+from latscope.plugins import discover
 
 SUFFIX = "_cli"
 
@@ -36,14 +39,18 @@ class Command(Protocol):
 
 def module_names() -> list[str]:
     """Every command module, by name, sorted: latscope/*_cli.py."""
-    return sorted(f"{__package__}.{p.stem}" for p in Path(__file__).parent.glob(f"*{SUFFIX}.py"))
+    return discover(str(__package__), Path(__file__).parent, SUFFIX)
+
+
+def check(mod: ModuleType) -> Command:
+    """The module as a Command; one without add_parser and main is an error naming it."""
+    if not isinstance(mod, Command):
+        raise TypeError(f"{mod.__name__}: a command module needs add_parser(subparsers) and main(args) -> int")
+    return mod
 
 
 def load(name: str) -> Command:
-    mod: ModuleType = importlib.import_module(name)
-    if not isinstance(mod, Command):
-        raise TypeError(f"{name}: a command module needs add_parser(subparsers) and main(args) -> int")
-    return mod
+    return check(importlib.import_module(name))
 
 
 def group_of(cmd: Command) -> str:

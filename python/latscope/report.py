@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from latscope.figures import Figure, plt, png, table
+from latscope.figures import plt, png, table
 from latscope.results import Results
 from latscope.units import fmt_rate, fmt_size, fmt_time
 
@@ -37,16 +37,6 @@ class ReportInput:
         return df
 
 
-def _png(fig: Figure) -> str:
-    """Kept for sections written before latscope.figures: use figures.png."""
-    return png(fig)
-
-
-def _table(df: pd.DataFrame) -> str:
-    """Kept for sections written before latscope.figures: use figures.table."""
-    return table(df)
-
-
 def section_latency(inp: ReportInput) -> str | None:
     df = inp.points("p2p", "pingpong")
     if df.empty:
@@ -67,7 +57,7 @@ def section_latency(inp: ReportInput) -> str | None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     note = f"<p>{len(df)} points; band: {df['ci_level'].iloc[0]:.0%} CI of the {df['ci_of'].iloc[0]}.</p>"
-    return _png(fig) + note
+    return png(fig) + note
 
 
 def section_heatmap(inp: ReportInput) -> str | None:
@@ -94,7 +84,7 @@ def section_heatmap(inp: ReportInput) -> str | None:
     ax.set_ylabel("rank")
     ax.set_title(f"Median latency per pair, {fmt_size(small)} (µs)")
     fig.colorbar(im, ax=ax)
-    return _png(fig)
+    return png(fig)
 
 
 def section_bandwidth(inp: ReportInput) -> str | None:
@@ -113,7 +103,7 @@ def section_bandwidth(inp: ReportInput) -> str | None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     best = df["bandwidth_bytes_per_s"].max()
-    return _png(fig) + f"<p>Peak: {fmt_rate(best)}.</p>"
+    return png(fig) + f"<p>Peak: {fmt_rate(best)}.</p>"
 
 
 def section_params(inp: ReportInput) -> str | None:
@@ -132,7 +122,7 @@ def section_params(inp: ReportInput) -> str | None:
             "β CI": f"[{f['beta_ci_s_per_byte'][0]:.3g}, {f['beta_ci_s_per_byte'][1]:.3g}]",
             "points": f["n_points"],
         })
-    return "<p>Hockney model T(m) = α + β·m, one-way.</p>" + _table(pd.DataFrame(rows))
+    return "<p>Hockney model T(m) = α + β·m, one-way.</p>" + table(pd.DataFrame(rows))
 
 
 def section_provenance(inp: ReportInput) -> str | None:
@@ -144,7 +134,7 @@ def section_provenance(inp: ReportInput) -> str | None:
                      "timer": f"{m['timer']['name']} (res {fmt_time(m['timer']['resolution_s'])}, "
                               f"overhead {fmt_time(m['timer']['overhead_s'])})",
                      "git": m.get("git_sha"), "time (UTC)": m.get("utc_time")})
-    return _table(pd.DataFrame(rows)) if rows else None
+    return table(pd.DataFrame(rows)) if rows else None
 
 
 def section_summary(inp: ReportInput) -> str | None:
@@ -152,7 +142,7 @@ def section_summary(inp: ReportInput) -> str | None:
     if not frames:
         names = ", ".join(Path(str(r.path)).name for r in inp.results)
         return f"<p>No measured points in {html.escape(names)} (metadata only: a run stopped before its first point).</p>"
-    return _table(pd.concat(frames, ignore_index=True))
+    return table(pd.concat(frames, ignore_index=True))
 
 
 Section = Callable[[ReportInput], "str | None"]
@@ -170,7 +160,7 @@ SECTIONS: list[tuple[str, Section]] = [
 def all_sections() -> list[tuple[str, Section]]:
     """SECTIONS with those of latscope.parts modules inserted before "All points"."""
     from latscope import parts
-    extra = [sec for mod in parts.modules() for sec in getattr(mod, "SECTIONS", [])]
+    extra = [sec for part in parts.load_all() for sec in part.sections]
     k = next(i for i, (name, _) in enumerate(SECTIONS) if name == "All points")
     return SECTIONS[:k] + extra + SECTIONS[k:]
 

@@ -45,7 +45,7 @@ def plot(levels: list[dict[str, Any]], out: Path) -> Path:
 
 
 def section_study_load(inp: Any) -> str | None:
-    from latscope.report import _png
+    from latscope.figures import png as _png
     from latscope.study.load import text_table
 
     dirs = sorted({Path(str(r.path)).parent for r in inp.results if r.path is not None})
