@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from latscope.run import build_dir, launch, mpi_flavor, mpiexec_path, program
+from latscope.run import build_dir, cores, launch, mpi_flavor, mpiexec_path, program
 
 TIMEOUT = 90
 DELAY_US = 200.0
@@ -79,8 +79,15 @@ def test_binomial_bcast_delayed_once_per_round(np_: int, lib: str, tmp_path: Pat
         log = tmp_path / f"inj-{mode}"
         r = bcast(np_, lib, tbl, mode, log)
         want = times * DELAY_US
+        # message mode replaces the library's bcast by latscope's, which the delays then overlap
+        # (Open MPI's own took 10 us at np 4): the floor is on the time itself, the ceiling on
+        # what was added to the library's bcast
+        assert r["bcast_max_min_us"] >= want - TOL_BELOW_US, (mode, np_, want, r)
         added = r["bcast_max_min_us"] - r["base_bcast_max_min_us"]
-        assert want - TOL_BELOW_US <= added <= want + TOL_ABOVE_US, (mode, np_, want, r)
+        # per call, every rank busy-waits at once: with more ranks than cores two of them share one
+        # and their waits follow each other (Open MPI at np 3 on 2 cores: 401 us, every iteration)
+        if mode == "messages" or np_ <= cores():
+            assert added <= want + TOL_ABOVE_US, (mode, np_, want, r)
         assert r["bcast_max_median_us"] >= want - TOL_BELOW_US, (mode, np_, r)
         # messages: one delay per message of the tree (P-1 per bcast); calls: one per rank and call
         assert delayed_bcasts(log, np_) == delays, (mode, np_)
