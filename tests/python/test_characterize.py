@@ -23,3 +23,5 @@ def test_characterize_quick(tmp_path, capsys):
                     "Provenance"):
         assert f"<h2>{section}</h2>" in html
     assert html.count("data:image/png;base64,") >= 3
+    # the latency budget (parts/budget.py): every launch class as root, shorter otherwise
+    assert "<h2>Latency budget (where the time goes)</h2>" in html and (out / "budget.jsonl").exists()
