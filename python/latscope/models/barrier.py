@@ -41,11 +41,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from latscope.registries import BARRIER_ROWS
-
 from .barrier_sim import LoopResult, SimParams, loop_time_s, row_loop_time_s, row_program, single_shot_s
 from .errors import ModelError, require_int_at_least
 from .params import MessagePoint, ModelParams, message_point
+from .rows import ROW_DEFAULT_K, ROW_NAMES, canonical_row, default_rows, parse_row
 
 __all__ = [
     "BarrierAlgorithm",
@@ -325,46 +324,11 @@ def kary_vs_dissemination(params: ModelParams | MessagePoint, P: int, k: int = 4
 # The two-network rows cost what their one-network twins cost: on one machine the two
 # "networks" are one. ``native`` (the MPI library's own barrier) has no model: None.
 
-# The rows `--alg all` selects, from latscope.registries (the C registry's rows, checked equal to
-# `latscope-bench list --json` by tests/python/test_one_source.py), the library's own last: it has
-# no model. Parametrised rows take k=K in the range the C selection accepts.
-ROW_NAMES: tuple[str, ...] = tuple([r.name for r in BARRIER_ROWS if r.all and r.name != "native"] + ["native"])
-_ROW_K = {r.name: p for r in BARRIER_ROWS for name, p in r.params if name == "k"}
-ROW_DEFAULT_K = {name: p.default for name, p in _ROW_K.items()}
 # the seed-model row each registry row corresponds to (for reading the seed's formulas)
 ROW_MODEL = {"dissemination": "dissemination", "pairwise": "shuffle-exchange", "tree": "kary-tree-p2p",
              "tree-bcast": "kary-tree", "tree-shm": "kary-tree", "tree-2net": "kary-tree", "binomial": "binomial",
              "linear": "linear", "linear-bcast": "linear-bcast", "linear-2net": "linear-bcast",
              "tournament": "tournament", "shm": None, "native": None}
-
-
-def parse_row(spec: str) -> tuple[str, int | None]:
-    """``"tree:k=3"`` -> ``("tree", 3)``; ``"tree"`` -> ``("tree", 4)`` (its default); ``"linear"`` ->
-    ``("linear", None)``. Raises :class:`ModelError` for an unknown row or a bad ``k``, as the C
-    selection does (k an integer in the row's range, 2 to 4096)."""
-    base, _, rest = spec.strip().partition(":")
-    if base not in ROW_NAMES:
-        raise ModelError(f"barrier row {spec!r}: unknown; valid: {', '.join(ROW_NAMES)} (tree rows take :k=K)")
-    if base not in ROW_DEFAULT_K:
-        if rest:
-            raise ModelError(f"barrier row {spec!r}: {base} takes no parameters")
-        return base, None
-    k = ROW_DEFAULT_K[base]
-    if rest:
-        key, _, val = rest.partition("=")
-        if key != "k":
-            raise ModelError(f"barrier row {spec!r}: unknown parameter {rest!r}; {base} takes k=K")
-        lo, hi = _ROW_K[base].min, _ROW_K[base].max
-        if not val.isdigit() or not lo <= int(val) <= hi:
-            raise ModelError(f"barrier row {spec!r}: k must be an integer from {lo} to {hi} (the tree arity)")
-        k = int(val)
-    return base, k
-
-
-def canonical_row(spec: str) -> str:
-    """The name the C registry writes in records: ``tree`` -> ``tree:k=4``."""
-    base, k = parse_row(spec)
-    return base if k is None else f"{base}:k={k}"
 
 
 def _mpi_bcast_release(pt: MessagePoint, P: int) -> float:
@@ -395,14 +359,3 @@ def row_time_s(params: ModelParams | MessagePoint, P: int, row: str, *, size_byt
     if base in ("linear-bcast", "linear-2net"):
         return _linear_gather(pt, P) + _mpi_bcast_release(pt, P)
     return _two_phase_log2(pt, P, 2)   # binomial, tournament
-
-
-def default_rows(k: int | None = None) -> list[str]:
-    """Every registry row (tree rows at ``k``, or at their defaults), as `--alg all` selects them."""
-    out = []
-    for base in ROW_NAMES:
-        if base in ROW_DEFAULT_K:
-            out.append(f"{base}:k={k if k is not None else ROW_DEFAULT_K[base]}")
-        else:
-            out.append(base)
-    return out

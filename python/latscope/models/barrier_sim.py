@@ -55,6 +55,7 @@ from typing import Any
 
 from .errors import ModelError, require_int_at_least
 from .params import MessagePoint, ModelParams, message_point
+from .rows import parse_row
 
 __all__ = [
     "SimParams",
@@ -411,8 +412,6 @@ SIM_MODELS: dict[str, Program] = {
 def row_program(row: str) -> tuple[Program | None, int]:
     """(program, k) of registry row ``row`` (``"tree:k=3"``); program None for ``native``, ``shm``
     and any row without a message schedule here; an unknown row raises ModelError."""
-    from .barrier import parse_row   # late: barrier.py imports this module
-
     base, k = parse_row(row)
     # a registry row without a schedule here (a new row not yet modelled) has no prediction
     return SIM_ROWS.get(base), (k or 2)
