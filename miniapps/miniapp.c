@@ -75,10 +75,19 @@ static void allowed_classes(const lts_mapp_desc *d, char *buf, size_t n) {
         used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", d->classes[i]);
 }
 
+/* s as a JSON string body: quotes and backslashes escaped, control characters dropped. */
+static void json_str(const char *s) {
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        if ((unsigned char)*s >= 0x20) putchar(*s);
+    }
+}
+
 /* --describe: what `latscope apps list` shows, from the program itself (one JSON line). */
 static void describe(const lts_mapp_desc *d) {
-    printf("{\"app\": \"%s\", \"summary\": \"%s\", \"default_class\": \"%s\", \"classes\": [", d->app, d->summary,
-           d->default_class);
+    printf("{\"app\": \"%s\", \"summary\": \"", d->app);
+    json_str(d->summary);
+    printf("\", \"default_class\": \"%s\", \"classes\": [", d->default_class);
     for (int i = 0; d->classes[i]; i++) printf("%s\"%s\"", i ? ", " : "", d->classes[i]);
     printf("], \"iters\": ");
     if (!d->default_iters) printf("null");

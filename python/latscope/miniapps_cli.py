@@ -1,10 +1,11 @@
 """``latscope apps``: the mini-app suite (docs/miniapps.md) — list it, run one application.
 
 ``latscope apps run NAME`` runs build/bin/latscope-NAME under mpiexec and passes its result line and
-exit status through: 0 verification passed, 1 failed, 2 bad arguments or np."""
+exit status through: 0 verification passed, 1 failed, 2 bad arguments or np (124: --timeout hit)."""
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from typing import Any
 
@@ -12,6 +13,7 @@ from latscope import miniapps
 from latscope.run import LaunchError
 
 PROG = "latscope apps"
+EXIT_TIMEOUT = 124   # as timeout(1): not a verdict of the app
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -55,7 +57,11 @@ def _run(args: argparse.Namespace) -> int:
         argv += ["--iters", str(args.iters)]
     if args.json:
         argv.append("--json")
-    cp = miniapps.run(app, argv, args.np, timeout=args.timeout)
+    try:
+        cp = miniapps.run(app, argv, args.np, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        print(f"{PROG} run: {app.program} did not finish within --timeout {args.timeout:g} s", file=sys.stderr)
+        return EXIT_TIMEOUT
     return cp.returncode
 
 
