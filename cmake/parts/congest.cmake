@@ -1,7 +1,9 @@
 # latscope-congest (issue 5, seed 004 §5.1 Algorithm 3): background load between rank pairs with
 # exponential inter-message gaps from MT19937-64. Its own executable, not a latscope-bench
 # command: it runs alongside the program being measured, for a duration or until a signal.
-add_executable(latscope-congest ${CMAKE_SOURCE_DIR}/src/congest/congest.c ${CMAKE_SOURCE_DIR}/src/congest/mt64.c)
+# The program is apps/latscope_congest.c; src/congest holds the generator and its random numbers.
+add_executable(latscope-congest ${CMAKE_SOURCE_DIR}/apps/latscope_congest.c ${CMAKE_SOURCE_DIR}/src/congest/congest.c
+               ${CMAKE_SOURCE_DIR}/src/congest/mt64.c)
 target_include_directories(latscope-congest PRIVATE ${CMAKE_SOURCE_DIR}/src/congest)
 target_link_libraries(latscope-congest PRIVATE latscope ${LIBM})
 target_compile_definitions(latscope-congest PRIVATE _GNU_SOURCE)

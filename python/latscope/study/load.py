@@ -179,7 +179,7 @@ def _pingpong(o: Options, path: Path) -> None:
 
 def _run_level(o: Options, load_pct: float, bandwidth: str) -> dict[str, Any]:
     """One level: congest started, its senders under way (each has sent a message), the ping-pong,
-    then congest stopped by SIGTERM (it stops cleanly and writes --json: src/congest/congest.c)."""
+    then congest stopped by SIGTERM (it stops cleanly and writes --json: apps/latscope_congest.c)."""
     from latscope import jsonio
     from latscope.run import launch
 
