@@ -735,3 +735,20 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
     if out is not None:
         write(out, meta, recs)
     return meta, recs
+
+
+def compare(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Two budget files' components: agree when their values differ by at most the sum of their
+    CI half-widths (the reproducibility check of docs/budget.md); None where either lacks one."""
+    ca = {c["name"]: c for c in a if c["type"] == "component" and c.get("value_s") is not None}
+    out = []
+    for c in b:
+        if c["type"] != "component" or c.get("value_s") is None or c["name"] not in ca:
+            continue
+        x, y = ca[c["name"]], c
+        ha, hb = x.get("ci_half_s"), y.get("ci_half_s")
+        diff = float(y["value_s"]) - float(x["value_s"])
+        tol = None if ha is None or hb is None else float(ha) + float(hb)
+        out.append({"type": "compare", "name": c["name"], "a_s": x["value_s"], "b_s": y["value_s"], "diff_s": diff,
+                    "tolerance_s": tol, "stable": None if tol is None else abs(diff) <= tol})
+    return out

@@ -39,6 +39,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     w.add_argument("--json", action="store_true", help="print the projections as JSON Lines")
     s = sub.add_parser("show", help="print a budget file's table")
     s.add_argument("file", help="a budget file (latscope budget -o FILE)")
+    c = sub.add_parser("compare", help="do two budget files agree on every component within their CIs?")
+    c.add_argument("files", nargs=2, help="two budget files")
     return p
 
 
@@ -55,6 +57,19 @@ def main(args: argparse.Namespace) -> int:
         if args.budget_cmd == "show":
             meta, recs = budget.read(args.file)
             print(budget.text(meta, recs))
+            return 0
+        if args.budget_cmd == "compare":
+            (_, ra), (_, rb) = budget.read(args.files[0]), budget.read(args.files[1])
+            rows = budget.compare(ra, rb)
+            if not rows:
+                return _fail(f"{args.files[0]} and {args.files[1]} have no measured component in common")
+            for r in rows:
+                verdict = {True: "agree", False: "UNSTABLE", None: "no CI"}[r["stable"]]
+                tol = "" if r["tolerance_s"] is None else f" (tolerance {fmt_time(r['tolerance_s'])})"
+                print(f"{r['name']:<18} {fmt_time(r['a_s']):>10} {fmt_time(r['b_s']):>10}  "
+                      f"diff {fmt_time(r['diff_s'])}{tol}  {verdict}")
+            unstable = [r["name"] for r in rows if r["stable"] is False]
+            print(f"unstable: {', '.join(unstable)}" if unstable else "every component agrees within its CIs")
             return 0
         if args.budget_cmd == "whatif":
             meta, recs = budget.read(args.file)

@@ -251,3 +251,17 @@ def test_golden_fields(ladder: Path) -> None:
         assert live == golden, kind
     assert "skipped: needs root" in budget.text(gmeta, grecs)
     assert "closure mpi-veth" in budget.text(gmeta, grecs)
+
+
+def test_compare(ladder: Path, tmp_path: Path) -> None:
+    """A file agrees with itself; a copy with one component moved beyond its CIs is flagged."""
+    r = cli(["budget", "compare", str(ladder), str(ladder)])
+    assert r.returncode == 0 and "every component agrees within its CIs" in r.stdout, r.stderr
+    meta, recs = records(ladder)
+    for c in recs:
+        if c["type"] == "component" and c["name"] == "pipe":
+            c["value_s"] += 2 * (c["ci_half_s"] or 0.0) + 1e-6
+    moved = tmp_path / "moved.jsonl"
+    budget.write(moved, meta, recs)
+    r = cli(["budget", "compare", str(ladder), str(moved)])
+    assert r.returncode == 0 and "unstable: pipe" in r.stdout, r.stdout
