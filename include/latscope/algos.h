@@ -1,6 +1,7 @@
 /* Collective algorithms: one registry per collective operation, each row an implementation
  * with the exact MPI signature (so any of them can stand in for the MPI call). Built-in rows:
- * `native` (the MPI library's own), `linear` and `binomial` for bcast, scatter and gather, and
+ * `native` (the MPI library's own), `linear` and `binomial` for bcast, scatter and gather,
+ * `binomial` reduce, `reduce-bcast` allreduce, `gather-bcast` allgather, `pairwise` alltoall, and
  * a `null` row per operation (moves nothing; tests the registry and the driver's own cost).
  * Users add their own implementations at run time with lts_coll_register() (flags 0) or
  * lts_coll_register_flags(). */
