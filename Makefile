@@ -87,7 +87,7 @@ study-demo: build
 	-$(VENV)/bin/latscope study run $(STUDY_DEMO)/plan.toml -o $(STUDY_DEMO)
 	$(VENV)/bin/latscope study analyze $(STUDY_DEMO)
 
-test: test-c test-py $(ALSO_ASAN) $(ALSO_OPENMPI) $(ALSO_SLURM)
+test: test-c test-py typecheck $(ALSO_ASAN) $(ALSO_OPENMPI) $(ALSO_SLURM)
 
 # mypy --strict on the package (mypy.ini); its own requirements file, installed once (stamp)
 TYPECHECK_STAMP := $(VENV)/.latscope-typecheck
