@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from latscope import tables as T
-from latscope.inject_cli import compare
+from latscope.inject import compare
 from latscope.run import build_dir, launch, program
 
 from conftest import NPS
@@ -210,7 +210,7 @@ def test_compare_two_draws_per_round_trip():
 def test_noise_share_tells_contamination_from_a_shift():
     """noise_share (inject validate's correction): samples moved far up by noise are counted and
     set aside; a shift of the whole distribution is not noise and is left to the verdict."""
-    from latscope.inject_cli import noise_share
+    from latscope.inject import noise_share
     rng = np.random.default_rng(1)
     req = rng.lognormal(np.log(30e-6), 0.5, 200_000)
     clean = rng.lognormal(np.log(30e-6), 0.5, 10_000)
