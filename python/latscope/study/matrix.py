@@ -131,7 +131,7 @@ def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, A
 
     ln = launch(cell.np)
     prog = cell.app.program if "/" in cell.app.program else str(program(cell.app.program))
-    cmd = ln.prefix + [prog, *cell.app.args]
+    app_cmd = [prog, *cell.app.args]
     log_dir = out_dir / "logs" / f"{cell.app.name}.{cell.table.name}.np{cell.np}.r{cell.rep}.a{attempt}"
     log_dir.mkdir(parents=True, exist_ok=True)
     for old in log_dir.glob("inject.*.json"):
@@ -142,6 +142,15 @@ def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, A
     else:
         s = InjectSettings(cell.table.path, str(seed), calls=plan.calls, log_prefix=log_dir / "inject")
         env = s.env(ln.env)
+        # The injector goes into the ranks only, through `env` under the launcher: preloaded into
+        # mpiexec and its proxies as well (as `latscope inject run` does), it loads the MPI library
+        # into each of them, +150 ms a launch here against +20 ms (bench/study_overhead.py).
+        app_cmd = ["env", f"LD_PRELOAD={env['LD_PRELOAD']}", *app_cmd]
+        if ln.env.get("LD_PRELOAD"):
+            env["LD_PRELOAD"] = ln.env["LD_PRELOAD"]
+        else:
+            del env["LD_PRELOAD"]
+    cmd = ln.prefix + app_cmd
     o = execute(cmd, env, cell.app.timeout_s)
     return {"type": "run", "cell": cell.key, "app": cell.app.name, "table": cell.table.name,
             "table_distribution": cell.table.distribution, "table_mean_s": cell.table.mean_s,
