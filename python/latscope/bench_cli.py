@@ -17,12 +17,12 @@ def add_parser(subparsers: Any) -> None:
                    help="repeat the run in N separate launches into one file (each record gets its 'launch'); "
                         "prints the launch-to-launch spread and a CI across launches, and warns when launches "
                         "disagree beyond their own CIs")
-    # the words latscope does not know are latscope-bench's: cli.py leaves them in args.extra
+    # the words latscope does not know are latscope-bench's: cli.py leaves them in args.unparsed
     b.set_defaults(takes_extra=True)
 
 
 def main(args: argparse.Namespace) -> int:
-    extra: list[str] = getattr(args, "extra", [])
+    extra: list[str] = args.unparsed
     if args.np is not None and args.np < 1:
         print(f"latscope: error: --np {args.np}: must be a positive number of ranks", file=sys.stderr)
         return 2

@@ -106,7 +106,7 @@ def _main(argv: list[str] | None = None) -> int:
     args, extra = ap.parse_known_args(argv)
     if extra and not getattr(args, "takes_extra", False):   # only `latscope bench` passes words on
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
-    args.extra = extra
+    args.unparsed = extra   # the words no parser took (a command that sets takes_extra reads them)
     try:
         return int(args._commands.find(args).main(args))
     except ValueError as e:   # bad input (ResultsError, FitError, ... are ValueErrors): one line, exit 2
