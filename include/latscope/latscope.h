@@ -12,7 +12,6 @@
 #include "latscope/bench.h"
 #include "latscope/clocksync.h"
 #include "latscope/results.h"
-#include "latscope/hostload.h"
 #include "latscope/algos.h"
 #include "latscope/tune.h"
 #include "latscope/hooks.h"
