@@ -290,3 +290,28 @@ timeout_s = 1.5
                         timeout=60)
     assert "0 to go" in cp.stderr
     assert len([r for r in _records(out / "runs.jsonl") if r["type"] == "run"]) == 4
+
+
+def test_ctrl_c_loses_only_the_run_in_flight(tables: Path, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(GOOD.format(d=tables).replace("np = [1, 2]", "np = 1").replace("repetitions = 2", "repetitions = 3"))
+    out = tmp_path / "out"
+    runs = out / "runs.jsonl"
+    cmd = [*LATSCOPE, "study", "run", str(plan), "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if runs.exists() and len(runs.read_text().splitlines()) >= 1 + 2:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the study ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "rerun the same command to resume" in err and "Traceback" not in err
+    before = [r for r in _records(runs) if r["type"] == "run"]
+    assert 2 <= len(before) < 6 and all(r["status"] == "ok" for r in before)
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    cells = [r["cell"] for r in _records(runs) if r["type"] == "run"]
+    assert sorted(cells) == sorted(f"cg|{t}|1|{k}" for t in ("c", "l") for k in range(3))

@@ -169,9 +169,16 @@ def append(f: TextIO, rec: dict[str, Any]) -> None:
     """One record, on disk before the next run starts (a kill loses at most the run in flight)."""
     from latscope import jsonio
 
-    f.write(jsonio.dumps(rec) + "\n")
-    f.flush()
-    os.fsync(f.fileno())
+    line = jsonio.dumps(rec) + "\n"
+    # Ctrl-C waits until the record is whole and on disk (a KeyboardInterrupt between write and
+    # flush would leave half a line)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def read_runs(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
