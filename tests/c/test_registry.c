@@ -38,5 +38,39 @@ int main(void) {
     }
     CHECK(lts_timer_open("sundial", &tm) == LTS_ENOTFOUND);
     CHECK(!strcmp(lts_strerror(LTS_ETOOFEW), "too few ranks"));
+
+    /* timing rows: row i is lts_timing_t i; what each needs is data the driver reads */
+    for (int i = 0; i < LTS_TIMING_N; i++)
+        CHECK(lts_timing_row((lts_timing_t)i) ==
+              (const lts_timing_desc_t *)lts_reg_row(&lts_timing_registry, (size_t)i));
+    CHECK(lts_timing_row(LTS_TIMING_N) == NULL);
+    const lts_timing_desc_t *glob = lts_timing_row(LTS_TIMING_GLOBAL), *ind = lts_timing_row(LTS_TIMING_INDIVIDUAL);
+    CHECK(glob->needs_clock && glob->sync_start && lts_timing_row(LTS_TIMING_MAX)->sync_start);
+    CHECK(!lts_timing_row(LTS_TIMING_ROOT)->every_rank && lts_timing_row(LTS_TIMING_LOCAL)->every_rank);
+    /* individual timing applies by the algorithm rows' flag, not by their names */
+    const char *tasks[] = {"bcast linear", "bcast binomial", "scatter linear", "scatter binomial"};
+    int ntasks = 0;
+    for (int op = 0; op < LTS_COLL_NOPS; op++) {
+        const lts_registry_t *r = lts_coll_registry((lts_coll_op_t)op);
+        for (size_t i = 0; i < r->count; i++) {
+            const lts_coll_alg_t *alg = (const lts_coll_alg_t *)lts_reg_row(r, i);
+            char nm[64];
+            snprintf(nm, sizeof nm, "%s %s", lts_reg_row(&lts_coll_op_names, (size_t)op)->name, alg->name);
+            int listed = 0;
+            for (int k = 0; k < 4; k++) listed |= !strcmp(nm, tasks[k]);
+            CHECK(lts_timing_applies(ind, alg, 4) == listed);
+            CHECK(lts_timing_applies(glob, alg, 1));   /* the other methods apply everywhere */
+            ntasks += listed;
+        }
+    }
+    CHECK(ntasks == 4);
+    CHECK(!lts_timing_applies(ind, lts_coll_find(LTS_COLL_BCAST, "linear"), 1));   /* a task needs a target rank */
+    CHECK(!lts_timing_applies(ind, NULL, 2) && lts_timing_applies(glob, NULL, 2));  /* p2p: no algorithm */
+    /* a registered algorithm says what it allows: one row, no name anywhere else */
+    lts_coll_fn_t fn = {.bcast = lts_bcast_binomial};
+    CHECK(lts_coll_register(LTS_COLL_BCAST, "mytree", NULL, fn) == LTS_OK);
+    CHECK(lts_coll_register_flags(LTS_COLL_BCAST, "mytree2", NULL, fn, LTS_ALG_TASKS) == LTS_OK);
+    CHECK(!lts_timing_applies(ind, lts_coll_find(LTS_COLL_BCAST, "mytree"), 2));
+    CHECK(lts_timing_applies(ind, lts_coll_find(LTS_COLL_BCAST, "mytree2"), 2));
     return CHECK_DONE();
 }
