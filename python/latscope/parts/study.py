@@ -49,10 +49,10 @@ def _label(a: dict[str, Any], many_np: bool) -> str:
     return f"{a['app']} (np {a['np']})" if many_np else str(a["app"])
 
 
-def _baseline_mean(a: dict[str, Any]) -> float | None:
+def _baseline_median(a: dict[str, Any]) -> float | None:
     for t in a["tables"]:
         if t["table"] == a["baseline"]:
-            return float(t["runtime_mean_s"])
+            return float(t["runtime_median_s"])
     return None
 
 
@@ -71,8 +71,15 @@ def _mean_groups(a: dict[str, Any]) -> list[list[dict[str, Any]]]:
     return [sorted(g, key=lambda t: t["table_sd_s"]) for g in groups]
 
 
+def _varies(xs: list[float]) -> bool:
+    """More than one value, beyond SAME_MEAN of the largest (tables of equal mean have no Fig. 13)."""
+    return len(xs) > 1 and max(xs) - min(xs) > SAME_MEAN * max(abs(x) for x in xs)
+
+
 def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
-    """(file stem, caption, matplotlib figure) for Figs 11-16 that these runs can draw."""
+    """(file stem, caption, matplotlib figure) for Figs 11-16 that these runs can draw. Each point
+    is a table's median runtime, where the seed plots means: on its dedicated cluster the two agree
+    (§6), on a shared machine a few runs slowed 2-8x by other work move the mean of a table."""
     import numpy as np
 
     from latscope.figures import plt
@@ -87,34 +94,34 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
         fig, ax = plt.subplots(figsize=(6, 3.8))
         drawn = False
         for a in apps:
-            b = _baseline_mean(a)
+            b = _baseline_median(a)
             # per mean: its zero-variance table, or its most variable one
             pts = [t for g in _mean_groups(a)
                    for t in ([u for u in g if _is_uniform(u)][:1] if uniform else [u for u in g if not _is_uniform(u)][-1:])]
             if len(pts) < 2 or not b:
                 continue
-            ax.plot([t["table_mean_s"] * 1e6 for t in pts], [t["runtime_mean_s"] / b for t in pts], "o-",
+            ax.plot([t["table_mean_s"] * 1e6 for t in pts], [t["runtime_median_s"] / b for t in pts], "o-",
                     label=_label(a, many_np))
             drawn = True
         if drawn:
             ax.set_xlabel("table mean (µs)")
-            ax.set_ylabel("mean runtime / baseline")
+            ax.set_ylabel("median runtime / baseline")
             ax.set_title(title, fontsize=9)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
-            out.append((stem, f"{title}: mean runtime relative to the baseline table, against the table mean", fig))
+            out.append((stem, f"{title}: median runtime relative to the baseline table, against the table mean", fig))
         else:
             plt.close(fig)
-    # Figs 13-14: mean runtime per table against the table's mean / sd, with the least-squares line
+    # Figs 13-14: median runtime per table against the table's mean / sd, with the least-squares line
     for stem, key, xl in (("fig13", "table_mean_s", "table mean (µs)"), ("fig14", "table_sd_s", "table sd (µs)")):
-        inj = [a for a in apps if len({t[key] for t in a["tables"] if t["distribution"] != NO_TABLE}) > 1]
+        inj = [a for a in apps if _varies([t[key] for t in a["tables"] if t["distribution"] != NO_TABLE])]
         if not inj:
             continue
         fig, axs = plt.subplots(1, len(inj), figsize=(3.2 * len(inj) + 0.5, 3.2), squeeze=False)
         for ax, a in zip(axs[0], inj):
             ts = [t for t in a["tables"] if t["distribution"] != NO_TABLE]
             x = np.array([t[key] * 1e6 for t in ts])
-            y = np.array([t["runtime_mean_s"] for t in ts])
+            y = np.array([t["runtime_median_s"] for t in ts])
             ax.plot(x, y, "o")
             k, c = np.polyfit(x, y, 1)
             xx = np.linspace(x.min(), x.max(), 2)
@@ -122,13 +129,13 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
             ax.plot(xx, k * xx + c, "-", lw=1)
             ax.set_title(f"{_label(a, many_np)}: r = {'-' if r is None else format(r, '.2f')}", fontsize=9)
             ax.set_xlabel(xl)
-            ax.set_ylabel("mean runtime (s)")
+            ax.set_ylabel("median runtime (s)")
             ax.grid(True, alpha=0.3)
         fig.tight_layout()
         what = "mean" if stem == "fig13" else "standard deviation"
-        out.append((stem, f"Fig. {stem[3:]}: mean runtime against the table's {what}, line of best fit "
-                          "(r: Pearson over every run)", fig))
-    # Figs 15-16: at a fixed mean, the change of mean runtime with the sd, relative to the baseline
+        out.append((stem, f"Fig. {stem[3:]}: median runtime per table against the table's {what}, line of "
+                          "best fit (r: Pearson over every run)", fig))
+    # Figs 15-16: at a fixed mean, the change of median runtime with the sd, relative to the baseline
     means = sorted({round(g[0]["table_mean_s"], 12) for a in apps for g in _mean_groups(a) if len(g) > 1})
     picks = means if len(means) <= 2 else [means[0], means[-1]]
     for i, m in enumerate(picks):
@@ -136,11 +143,11 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
         width = 0.8 / max(1, len(apps))
         drawn = False
         for j, a in enumerate(apps):
-            b = _baseline_mean(a)
+            b = _baseline_median(a)
             g = next((g for g in _mean_groups(a) if abs(g[0]["table_mean_s"] - m) <= SAME_MEAN * m), None)
             if g is None or not b:
                 continue
-            ax.bar(np.arange(len(g)) + j * width, [100 * (t["runtime_mean_s"] - b) / b for t in g], width,
+            ax.bar(np.arange(len(g)) + j * width, [100 * (t["runtime_median_s"] - b) / b for t in g], width,
                    label=_label(a, many_np))
             ax.set_xticks(np.arange(len(g)) + 0.4 - width / 2,
                           [f"{t['table_sd_s'] * 1e6:.3g}" for t in g])
@@ -150,12 +157,12 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
             continue
         stem = f"fig{15 + i}"
         ax.set_xlabel(f"table sd (µs), mean {m * 1e6:.3g} µs")
-        ax.set_ylabel("mean runtime vs baseline (%)")
+        ax.set_ylabel("median runtime vs baseline (%)")
         ax.set_title(f"Fig. {15 + i}: equal mean {m * 1e6:.3g} µs, growing sd", fontsize=9)
         ax.axhline(0, color="k", lw=0.6)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
-        out.append((stem, f"Fig. {15 + i}: difference of mean runtime from the baseline ({apps[0]['baseline']}), "
+        out.append((stem, f"Fig. {15 + i}: difference of median runtime from the baseline ({apps[0]['baseline']}), "
                           f"tables of mean {m * 1e6:.3g} µs by sd", fig))
     return out
 

@@ -183,6 +183,21 @@ def _ks_normal(x: Any) -> Test | None:
     return Test(float(res.statistic), float(res.pvalue), int(len(x)))
 
 
+def _by_mean_then_sd(tabs: list[TableStats]) -> list[TableStats]:
+    """The baseline first, then the tables by mean, those of equal mean (SAME_MEAN) by sd."""
+    from latscope.study.plan import NO_TABLE
+
+    groups: list[list[TableStats]] = []
+    for t in sorted(tabs, key=lambda t: (t.distribution != NO_TABLE, t.table_mean_s, t.table)):
+        g = groups[-1] if groups else None
+        if g and g[0].distribution != NO_TABLE and t.distribution != NO_TABLE and \
+                abs(t.table_mean_s - g[0].table_mean_s) <= SAME_MEAN * max(t.table_mean_s, g[0].table_mean_s):
+            g.append(t)
+        else:
+            groups.append([t])
+    return [t for g in groups for t in sorted(g, key=lambda t: (t.table_sd_s, t.table))]
+
+
 def _is_uniform(t: TableStats) -> bool:
     return t.distribution in ("constant", "uniform") or t.table_sd_s <= ZERO_SD * t.table_mean_s
 
@@ -202,7 +217,7 @@ def analyze_group(app: str, np_: int, runs: list[dict[str, Any]], n_failed: int)
         tabs.append(TableStats(name, str(rs[0].get("table_distribution")), float(rs[0]["table_mean_s"]),
                                float(rs[0]["table_sd_s"]), len(y), float(np.mean(y)),
                                float(np.std(y, ddof=1)) if len(y) > 1 else None, float(np.median(y)), _ks_normal(y)))
-    tabs.sort(key=lambda t: (t.distribution != NO_TABLE, t.table_mean_s, t.table_sd_s, t.table))
+    tabs = _by_mean_then_sd(tabs)
     notes: list[str] = []
     inj = [r for r in runs if r.get("table_distribution") != NO_TABLE]
     y = np.array([float(r["runtime_s"]) for r in inj])
