@@ -2,7 +2,7 @@
 ``latscope predict barrier`` (one declaration, one parser).
 
 ``--post T`` (receive posting cost), ``--flag T`` (shared-memory flag latency) and ``--bcast
-MODEL`` (how MPI_Bcast releases the *-bcast/*-2net rows: models.barrier_sim.BCAST_CHOICES). The
+MODEL`` (how MPI_Bcast releases the *-bcast/*-2net rows: models.rows.BCAST_CHOICES). The
 times default to the parameter file's ``source.post_s`` / ``source.flag_s`` (``latscope-bench
 logp``'s post and flag, written by ``latscope fit logp``); the broadcast's own one-way latency
 comes from ``source.mcast_s`` (logp's mcast) and has no option: ``--bcast mcast`` needs it; so
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from latscope.models import ModelError
-from latscope.models.barrier_sim import BCAST_CHOICES, source_seconds
+from latscope.models.rows import BCAST_CHOICES
 from latscope.units import parse_duration
 
 __all__ = ["LoopOptions", "add_loop_options", "loop_options", "seconds_option"]
@@ -62,6 +62,7 @@ def seconds_option(opt: str, text: Any) -> float | None:
 def loop_options(args: argparse.Namespace, source: dict[str, Any] | None) -> LoopOptions:
     """The parsed options, each falling back to the parameter file's ``source`` (may be None).
     Bad values raise ModelError naming the option and the value."""
+    from latscope.models.barrier_sim import source_seconds
     post = seconds_option("--post", getattr(args, "post", None))
     flag = seconds_option("--flag", getattr(args, "flag", None))
     mcast = source_seconds(source, "mcast_s")

@@ -55,7 +55,7 @@ from typing import Any
 
 from .errors import ModelError, require_int_at_least
 from .params import MessagePoint, ModelParams, message_point
-from .rows import parse_row
+from .rows import BCAST_CHOICES, BCAST_MODELS, parse_row
 
 __all__ = [
     "SimParams",
@@ -76,16 +76,7 @@ __all__ = [
 ]
 
 
-# How MPI_Bcast releases the *-bcast/*-2net rows: "p2p" = MPICH's binomial tree of messages
-# (MPIR_Bcast_intra_binomial; the closed form's assumption); "flag" = a shared-memory release, one
-# store seen by every rank after flag_s (MPICH's ch4 POSIX "release_gather" broadcast, its default
-# within one node: measured here, the release costs what a message costs only with
-# MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM=mpir; see docs/barriers.md); "mcast" = the seed's
-# multicast exit (seed 002 §3): one release seen by every rank mcast_s after the root's call, with
-# mcast_s the library's own broadcast measured one way on a pair (latscope-bench logp's mcast).
-# "auto" (resolve_bcast) picks mcast where that is what the library does, else p2p.
-BCAST_MODELS = ("p2p", "flag", "mcast")
-BCAST_CHOICES = BCAST_MODELS + ("auto",)
+# BCAST_MODELS, BCAST_CHOICES (how MPI_Bcast releases the *-bcast/*-2net rows): models/rows.py
 
 
 def resolve_bcast(bcast: str | None, *, mcast_s: float | None, hop_s: float, one_host: bool) -> str:

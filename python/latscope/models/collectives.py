@@ -23,12 +23,15 @@ forwards in the round at distance ``2**j`` (they sum to ``P - 1``).
 
 from __future__ import annotations
 
-from .errors import ModelError, require_int_at_least, require_nonneg
-from .params import HockneyParams, ModelParams, message_point
+from typing import TYPE_CHECKING
 
-# ceil_log comes from .barrier where a cost is computed: the op and algorithm names below are read
-# when the `latscope model` parser is built, which stays without the barrier models
-# (latscope/commands.py)
+from .errors import ModelError, require_int_at_least, require_nonneg
+
+# The parameter sets and ceil_log (.barrier) are imported where a cost is computed: the op and
+# algorithm names below are read when the `latscope model` parser is built, which stays without
+# the models themselves (latscope/commands.py)
+if TYPE_CHECKING:
+    from .params import ModelParams
 
 __all__ = ["COLLECTIVE_OPS", "COLLECTIVE_ALGORITHMS", "binomial_blocks", "collective_time_s"]
 
@@ -47,6 +50,7 @@ def binomial_blocks(P: int) -> list[int]:
 def collective_time_s(params: ModelParams, op: str, alg: str, P: int, size_bytes: float) -> float:
     """Predicted time of collective ``op`` with algorithm ``alg`` on ``P`` processes."""
     from .barrier import ceil_log
+    from .params import HockneyParams, message_point
     if op not in COLLECTIVE_OPS:
         raise ModelError(f"op = {op!r}: must be one of {', '.join(COLLECTIVE_OPS)}")
     if alg not in COLLECTIVE_ALGORITHMS:
