@@ -12,16 +12,8 @@ from typing import Any
 
 from latscope.study import StudyError
 
-# The mini-apps (docs/miniapps.md): one row per application, name -> program in build/bin.
-# Each prints one line `latscope-miniapp app=... runtime_s=... verification=passed|failed ...`.
-MINIAPPS: dict[str, str] = {
-    "cg": "latscope-cg",
-    "ep": "latscope-ep",
-    "ft": "latscope-ft",
-    "is": "latscope-is",
-    "lu": "latscope-lu",
-    "mg": "latscope-mg",
-}
+# The applications are the mini-apps of latscope.miniapps.REGISTRY (docs/miniapps.md), each
+# printing one line `latscope-miniapp app=... runtime_s=... verification=passed|failed ...`.
 NO_TABLE = "none"        # a table entry with this value runs the application without the injector
 TOP_KEYS = {"repetitions", "seed", "np", "timeout_s", "calls", "tables", "apps"}
 APP_KEYS = {"args", "np", "program", "timeout_s"}
@@ -194,12 +186,17 @@ def _app(ck: _Checker, name: str, doc: Any, default_np: list[int], timeout: floa
     if not isinstance(doc, dict):
         raise ck.fail("apps", name, f"'apps.{name}' must be a table ([apps.{name}] with args, np, ...)")
     ck.unknown(doc, APP_KEYS, sec)
+    from latscope import miniapps
+
     prog = doc.get("program")
+    default_args: list[Any] = []
     if prog is None:
-        if name not in MINIAPPS:
-            raise ck.fail(sec, None, f"unknown app '{name}'; known: {', '.join(sorted(MINIAPPS))} "
+        if name not in miniapps.names():
+            raise ck.fail(sec, None, f"unknown app '{name}'; known: {', '.join(sorted(miniapps.names()))} "
                                      "(or give program = \"PATH\" for your own)")
-        prog = MINIAPPS[name]
+        app = miniapps.get(name)
+        prog = app.program
+        default_args = ["--class", app.study_class]
     elif not isinstance(prog, str) or not prog.strip():
         raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: a program in build/bin or a path to one")
     elif "/" in prog:          # a path (relative to the plan); a bare name is a program in build/bin
@@ -209,7 +206,7 @@ def _app(ck: _Checker, name: str, doc: Any, default_np: list[int], timeout: floa
         if not p.is_file():
             raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: no such file")
         prog = str(p.resolve())
-    args = doc.get("args", [])
+    args = doc.get("args", default_args)
     if not isinstance(args, list) or any(not isinstance(a, (str, int, float)) or isinstance(a, bool) for a in args):
         raise ck.fail(sec, "args", f"'{sec}.args' = {args!r}: a list of strings, e.g. [\"--class\", \"S\"]")
     nps = ck.nps(doc, sec, default_np)
