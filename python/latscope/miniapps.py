@@ -32,6 +32,9 @@ REGISTRY: tuple[MiniApp, ...] = (
     MiniApp("cg", "A", "allgather of the search direction + 2 allreduces per CG step"),
     MiniApp("ep", "W", "one allreduce at the end (the control: nearly no communication)"),
     MiniApp("is", "B", "allreduce of bucket sizes, alltoall + alltoallv of the keys per iteration"),
+    MiniApp("lu", "W", "wavefront: per plane one small send east and south, then the reverse sweep"),
+    MiniApp("ft", "A", "one alltoall transpose per 3-D FFT, a 16 KiB allreduce per time step"),
+    MiniApp("mg", "A", "halo exchange with the slab neighbours on every level of every V-cycle step"),
 )
 
 
