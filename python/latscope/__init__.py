@@ -16,10 +16,22 @@ __all__ = ["Results", "load", "__version__"]
 
 
 def _version() -> str:
+    """pip's metadata: pip took it from CMakeLists.txt's project(VERSION) (cmake/pip_metadata.py),
+    the one place the version is written; the C programs' LTS_VERSION is generated from the same
+    line. Read from the first latscope-*.dist-info on sys.path, where importlib.metadata would
+    find it, without importing importlib.metadata (about 30 ms: `latscope --version` is timed by
+    bench/cli_startup.py); importlib.metadata where there is no such directory (a zip, an egg)."""
+    import sys
+    from pathlib import Path
+    for entry in sys.path:
+        for meta in sorted(Path(entry or ".").glob("latscope-*.dist-info/METADATA")):
+            for line in meta.read_text(errors="replace").splitlines():
+                if not line:   # the end of the headers
+                    break
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
     from importlib.metadata import PackageNotFoundError, version
     try:
-        # pip took it from CMakeLists.txt's project(VERSION) (cmake/pip_metadata.py), the one place
-        # the version is written; the C programs' LTS_VERSION is generated from the same line
         return version("latscope")
     except PackageNotFoundError:   # a source tree that was never installed
         return "unknown"
