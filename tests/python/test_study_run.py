@@ -203,19 +203,25 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
 
 
+def _start(cmd: list[str], runs: Path, n: int) -> subprocess.Popen[str]:
+    """Start a study; return once it has recorded n runs (meta + n lines), still running."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if runs.exists() and len(runs.read_text().splitlines()) >= 1 + n:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the study ended before it could be stopped"
+    return proc
+
+
 def test_killed_study_resumes_losing_and_redoing_nothing(tables: Path, tmp_path: Path) -> None:
     plan = tmp_path / "plan.toml"
     plan.write_text(GOOD.format(d=tables).replace("repetitions = 2", "repetitions = 3"))   # 2 x 1 x 2 x 3 = 12
     out = tmp_path / "out"
     runs = out / "runs.jsonl"
     cmd = [*LATSCOPE, "study", "run", str(plan), "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if runs.exists() and len(runs.read_text().splitlines()) >= 1 + 4:     # meta + 4 runs
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the study ended before it could be killed"
+    proc = _start(cmd, runs, 4)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     first = runs.read_bytes()
@@ -298,13 +304,7 @@ def test_ctrl_c_loses_only_the_run_in_flight(tables: Path, tmp_path: Path) -> No
     out = tmp_path / "out"
     runs = out / "runs.jsonl"
     cmd = [*LATSCOPE, "study", "run", str(plan), "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if runs.exists() and len(runs.read_text().splitlines()) >= 1 + 2:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the study ended before it could be interrupted"
+    proc = _start(cmd, runs, 2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -149,25 +149,16 @@ class AppAnalysis:
     notes: list[str] = field(default_factory=list)
 
 
-def _pearson(x: Any, y: Any) -> Test:
+def _corr(x: Any, y: Any, rank: bool = False) -> Test:
+    """Pearson's r (scipy.stats.pearsonr), or Spearman's rho (spearmanr) when rank, with p and n;
+    undefined (None) for fewer than 3 runs, a constant predictor (CONSTANT_X) or constant runtimes."""
     import numpy as np
     from scipy import stats
 
     n = int(len(x))
     if n < 3 or float(np.ptp(x)) <= CONSTANT_X * float(np.max(np.abs(x))) or float(np.ptp(y)) == 0:
         return Test(None, None, n)
-    res = stats.pearsonr(x, y)
-    return Test(float(res.statistic), float(res.pvalue), n)
-
-
-def _spearman(x: Any, y: Any) -> Test:
-    import numpy as np
-    from scipy import stats
-
-    n = int(len(x))
-    if n < 3 or float(np.ptp(x)) <= CONSTANT_X * float(np.max(np.abs(x))) or float(np.ptp(y)) == 0:
-        return Test(None, None, n)
-    res = stats.spearmanr(x, y)
+    res = stats.spearmanr(x, y) if rank else stats.pearsonr(x, y)
     return Test(float(res.statistic), float(res.pvalue), n)
 
 
@@ -223,12 +214,12 @@ def analyze_group(app: str, np_: int, runs: list[dict[str, Any]], n_failed: int)
     y = np.array([float(r["runtime_s"]) for r in inj])
     xm = np.array([float(r["table_mean_s"]) for r in inj])
     xs = np.array([float(r["table_sd_s"]) for r in inj])
-    r_mean, r_std = _pearson(xm, y), _pearson(xs, y)
+    r_mean, r_std = _corr(xm, y), _corr(xs, y)
     if len(y) >= 3 and r_mean.statistic is None and float(np.ptp(xm)) <= CONSTANT_X * float(np.max(np.abs(xm))):
         notes.append("the tables' means are equal: r_mean is undefined, and so are the comparisons of the two r's")
     if len(y) >= 3 and r_std.statistic is None and float(np.ptp(xs)) <= CONSTANT_X * float(np.max(np.abs(xs)) + 1e-30):
         notes.append("the tables' sds are equal: r_std is undefined")
-    r23 = _pearson(xm, xs).statistic
+    r23 = _corr(xm, xs).statistic
     n = len(y)
     empty = Test(None, None, n)
     if r_mean.statistic is not None and r_std.statistic is not None and r23 is not None:
@@ -256,7 +247,7 @@ def analyze_group(app: str, np_: int, runs: list[dict[str, Any]], n_failed: int)
         base = zeros[0].table if zeros else None
     return AppAnalysis(app, np_, n, n_failed, base, tabs,
                        sum(1 for t in tabs if t.ks is not None and t.ks.p is not None and t.ks.p < ALPHA),
-                       mw, r_mean, r_std, r23, _spearman(xm, y), _spearman(xs, y), fz, wt, sz, notes)
+                       mw, r_mean, r_std, r23, _corr(xm, y, rank=True), _corr(xs, y, rank=True), fz, wt, sz, notes)
 
 
 # ---------------------------------------------------------------- the whole file
