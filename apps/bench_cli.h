@@ -6,18 +6,11 @@
  * ones by cli_opts_with(). */
 #ifndef LATSCOPE_APPS_BENCH_CLI_H
 #define LATSCOPE_APPS_BENCH_CLI_H
+#include "app.h"
 #include "latscope/latscope.h"
 #include "test_hooks.h"
 #include <getopt.h>
 #include <stdio.h>
-
-#define EXIT_USAGE 2
-
-typedef struct app {
-    int me, P;
-    char err[1024];
-    int have_err;
-} app_t;
 
 typedef struct emit_ctx {
     FILE *out;
@@ -51,7 +44,6 @@ extern const struct option lts_cli_opts[];
 /* lts_cli_opts followed by `own` (zero-terminated); malloc'd, never NULL (aborts on no memory). */
 struct option *cli_opts_with(const struct option *own);
 
-void fail(app_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out);
 int parse_dbl(app_t *a, const char *flag, const char *v, double *out);
 /* A duration with a unit ("30us"); fails naming the flag and the allowed form. */

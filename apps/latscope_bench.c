@@ -9,21 +9,11 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void usage(void);
-
-void fail(app_t *a, const char *fmt, ...) {
-    if (a->have_err) return;  /* the first error is the one reported */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->err, sizeof a->err, fmt, ap);
-    va_end(ap);
-    a->have_err = 1;
-}
 
 /* The names in the option lines come from the registries' rows (usage()): %s slots, in order:
  * collective operations, timing methods, clock synchronisations, p2p operations, timers, sync

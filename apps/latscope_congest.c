@@ -14,6 +14,7 @@
  * once it has sent LATSCOPE_TEST_READY_MSGS messages (default 1), so a test signals a run that is
  * under way (handlers installed on every rank, that many messages sent) by waiting for the file,
  * not for a fixed time. */
+#include "app.h"
 #include "congest.h"
 #include "latscope/errors.h"
 #include "latscope/json.h"
@@ -23,12 +24,10 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 2
 #define PRINT_MAX 10000000L
 
 static const char *USAGE =
@@ -59,22 +58,6 @@ typedef struct opts {
     const char *json;
     long print_gaps, print_random;
 } opts_t;
-
-typedef struct app {
-    int me, P;
-    char err[1024];
-    int have_err;
-} app_t;
-
-static void fail(app_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(app_t *a, const char *fmt, ...) {
-    if (a->have_err) return; /* the first error is the one reported */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->err, sizeof a->err, fmt, ap);
-    va_end(ap);
-    a->have_err = 1;
-}
 
 static volatile sig_atomic_t g_signal;
 static void on_signal(int sig) { g_signal = sig; }
