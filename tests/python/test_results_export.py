@@ -15,7 +15,7 @@ import pytest
 from conftest import mpirun
 from latscope import cli
 from latscope.results import load
-from latscope.results_export_cli import LIST_COLUMNS, export_frame
+from latscope.export import LIST_COLUMNS, export_frame
 from test_noise_launches import _launch_file
 
 
