@@ -138,6 +138,8 @@ def section_provenance(inp: ReportInput) -> str | None:
 
 
 def section_summary(inp: ReportInput) -> str | None:
+    if not inp.results:   # a report of a part's own outputs (e.g. latscope study analyze): no results files
+        return None
     frames = [r.summary() for r in inp.results if not r.points.empty]
     if not frames:
         names = ", ".join(Path(str(r.path)).name for r in inp.results)
