@@ -56,6 +56,10 @@ void on_point(void *ud, const lts_point_t *pt);
 void common_init(common_t *o);
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
 int common_opt(app_t *a, common_t *o, int c);
+/* The getopt loop of a command: the next option that is the command's own (common ones are
+ * handled on the way by common_opt), -1 at the end of the arguments, -2 after --help (printed).
+ * common_init starts the scan over. Use: while ((c = command_opt(...)) >= 0) switch (c) {...} */
+int command_opt(app_t *a, common_t *o, int argc, char **argv, const struct option *opts);
 /* An option that is not the command's own: known to another command, or unknown. */
 void foreign_opt(app_t *a, int c, char **argv, const char *cmd);
 void common_check(app_t *a, common_t *o, const char *cmd);

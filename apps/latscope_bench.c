@@ -227,6 +227,18 @@ void common_init(common_t *o) {
     o->sync_i = -1;
     o->timing_allowed = (1u << LTS_TIMING_ROOT) | (1u << LTS_TIMING_MAX);
     lts_rep_policy_default(&o->pol);
+    optind = 1;   /* the command's arguments are scanned from the start */
+    opterr = 0;
+}
+
+int command_opt(app_t *a, common_t *o, int argc, char **argv, const struct option *opts) {
+    int c;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        int h = common_opt(a, o, c);
+        if (h < 0) return -2;
+        if (!h) return c;
+    }
+    return -1;
 }
 
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
@@ -395,12 +407,7 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
     common_t o;
     common_init(&o);
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", lts_cli_opts, NULL)) != -1) {
-        int h = common_opt(a, &o, c);
-        if (h < 0) return -1;
-        if (h) continue;
+    while ((c = command_opt(a, &o, argc, argv, lts_cli_opts)) >= 0) {
         switch (c) {
         case O_OP: op_name = optarg; break;
         case O_MODE: mode = optarg; break;
@@ -417,6 +424,7 @@ static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_a
         default: foreign_opt(a, c, argv, "p2p");
         }
     }
+    if (c == -2) return -1;   /* --help */
     if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
 
     enum { MAX_OPS = 8 };
@@ -535,12 +543,7 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
     common_init(&o);
     o.timing_allowed = (1u << LTS_TIMING_N) - 1;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", lts_cli_opts, NULL)) != -1) {
-        int h = common_opt(a, &o, c);
-        if (h < 0) return -1;
-        if (h) continue;
+    while ((c = command_opt(a, &o, argc, argv, lts_cli_opts)) >= 0) {
         switch (c) {
         case O_OP: op_name = optarg; break;
         case O_ALG: alg_spec = optarg; break;
@@ -556,6 +559,7 @@ static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_
         default: foreign_opt(a, c, argv, "coll");
         }
     }
+    if (c == -2) return -1;   /* --help */
     if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
 
     int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
