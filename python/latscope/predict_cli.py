@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from latscope import jsonio
 from latscope import model_cli
-from latscope.model_cli import _arg, add_model_value_args, format_time, params_from_args, parse_size, run_guarded
+from latscope.model_options import add_model_value_args, arg_type, format_time, params_from_args, parse_size, run_guarded
 from latscope.loop_options import add_loop_options, loop_options, seconds_option
 
 if TYPE_CHECKING:   # the models are imported by the command that evaluates them, not to build the parser
@@ -159,7 +159,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--alg", default="all", help="algorithms: all, or a,b,-c; the registry rows (tree:k=3, "
                    "pairwise, ...) and the seed-model names (binary-tree, kary-tree, ...)")
     p.add_argument("--k", type=int, default=4, help="tree arity k (default 4)")
-    p.add_argument("--size", type=_arg(parse_size), default=0.0, help="barrier message size (default 0)")
+    p.add_argument("--size", type=arg_type(parse_size), default=0.0, help="barrier message size (default 0)")
     p.add_argument("--dummy-work", default="30us", help="the benchmark loop's dummy work, for the loop column "
                    "(default 30us, seed 002 §4.3)")
     # the hosts are unknown here: the default stays the closed form's broadcast of messages
