@@ -65,11 +65,14 @@ $(STAMP): requirements.txt $(MPI_REQ) pyproject.toml
 	$(VPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
+# the venv's Python runs the build's generators (the injector's wrappers: pympistandard, requirements.txt)
+CMAKE_PY = -DPython_EXECUTABLE="$(abspath $(VPY))"
+
 build: $(BUILD_STAMP)
 
 $(BUILD_STAMP): $(STAMP) $(C_SOURCES)
 	@test -x "$(MPICC)" || { echo "MPICC=$(MPICC) is not an executable mpicc"; exit 2; }
-	MPICC="$(MPICC)" cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER="$(MPICC)" > $(BUILD)-cmake.log 2>&1 || { cat $(BUILD)-cmake.log; exit 1; }
+	MPICC="$(MPICC)" cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER="$(MPICC)" $(CMAKE_PY) > $(BUILD)-cmake.log 2>&1 || { cat $(BUILD)-cmake.log; exit 1; }
 	cmake --build $(BUILD) -j 2
 	@touch $@
 
@@ -146,7 +149,7 @@ build-asan: $(ASAN_STAMP)
 
 $(ASAN_STAMP): $(STAMP) $(C_SOURCES) $(FUZZ_SOURCES)
 	@test -x "$(MPICC)" || { echo "MPICC=$(MPICC) is not an executable mpicc"; exit 2; }
-	MPICC="$(MPICC)" cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMPI_C_COMPILER="$(MPICC)" \
+	MPICC="$(MPICC)" cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMPI_C_COMPILER="$(MPICC)" $(CMAKE_PY) \
 	  -DCMAKE_C_FLAGS="-O1 $(SAN_FLAGS)" -DLTS_FUZZ=ON > $(ASAN_BUILD)-cmake.log 2>&1 || { cat $(ASAN_BUILD)-cmake.log; exit 1; }
 	cmake --build $(ASAN_BUILD) -j 2
 	@touch $@

@@ -124,16 +124,18 @@ static inline void lts_coll(int call, MPI_Comm comm) {
 
 /* ---- LATSCOPE_INJECT_COLL=messages (docs/delay-table.md, "Per call or per message") ---------
  * The seed delays every work request, so every message inside a collective (seed 004 §3.1). In
- * this mode the blocking collectives below run as rows of latscope's algorithm registry
- * (src/algos), whose MPI_Send/MPI_Isend/MPI_Sendrecv calls come back through this library's
- * wrappers: a binomial bcast over P ranks is delayed ceil(log2 P) times on its critical path
- * instead of once. The algorithms run on a duplicate of the caller's communicator (cached as an
+ * this mode the blocking collectives (generated wrappers, end of file) run as rows of latscope's
+ * algorithm registry (src/algos), whose MPI_Send/MPI_Isend/MPI_Sendrecv calls come back through
+ * this library's wrappers: a binomial bcast over P ranks is delayed ceil(log2 P) times on its
+ * critical path instead of once. The algorithms run on a duplicate of the caller's communicator (cached as an
  * attribute, freed with it), so their tags never meet the application's messages. */
 static const struct { lts_coll_op_t op; const char *alg; } lts_msg_rows[] = {
     {LTS_COLL_BARRIER, "dissemination"}, {LTS_COLL_BCAST, "binomial"},     {LTS_COLL_REDUCE, "binomial"},
     {LTS_COLL_ALLREDUCE, "reduce-bcast"}, {LTS_COLL_SCATTER, "binomial"},  {LTS_COLL_GATHER, "binomial"},
     {LTS_COLL_ALLGATHER, "gather-bcast"}, {LTS_COLL_ALLTOALL, "pairwise"},
 };
+/* the generated blocking wrappers run every operation of LTS_COLL_OP_LIST as messages */
+_Static_assert(sizeof lts_msg_rows / sizeof lts_msg_rows[0] == LTS_COLL_NOPS, "one message row per operation");
 static lts_coll_fn_t lts_msg_fn[LTS_COLL_NOPS];
 static int lts_msgs_mode, lts_finalizing, lts_shadow_key = MPI_KEYVAL_INVALID;
 
@@ -414,71 +416,11 @@ int MPI_Finalize(void) {
     return PMPI_Finalize();
 }
 
-/* ---- point-to-point sends ------------------------------------------------------------------ */
+/* ---- persistent requests ------------------------------------------------------------------ */
 #define CALL(x) LTS_CALL_##x
 
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    lts_p2p(CALL(send), dest, comm);
-    return PMPI_Send(buf, count, datatype, dest, tag, comm);
-}
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              MPI_Request *request) {
-    lts_p2p(CALL(isend), dest, comm);
-    return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
-}
-int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    lts_p2p(CALL(ssend), dest, comm);
-    return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
-}
-int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request) {
-    lts_p2p(CALL(issend), dest, comm);
-    return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
-}
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    lts_p2p(CALL(bsend), dest, comm);
-    return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
-}
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request) {
-    lts_p2p(CALL(ibsend), dest, comm);
-    return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
-}
-int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    lts_p2p(CALL(rsend), dest, comm);
-    return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
-}
-int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request) {
-    lts_p2p(CALL(irsend), dest, comm);
-    return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
-}
-int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-    lts_p2p(CALL(sendrecv), dest, comm);
-    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                         comm, status);
-}
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
-                         MPI_Comm comm, MPI_Status *status) {
-    lts_p2p(CALL(sendrecv_replace), dest, comm);
-    return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-}
-
-/* Persistent sends (and persistent collectives, wrappers_gen.inc) are delayed when started;
- * *_init only records that the request sends somewhere, and as which call. */
-#define LTS_PERSIST(NAME)                                                                            \
-    int MPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
-                   MPI_Request *request) {                                                          \
-        int rc = PMPI_##NAME(buf, count, datatype, dest, tag, comm, request);                       \
-        if (rc == MPI_SUCCESS && lts_remote(dest, comm)) pset_add(*request, CALL(start));          \
-        return rc;                                                                                  \
-    }
-LTS_PERSIST(Send_init)
-LTS_PERSIST(Bsend_init)
-LTS_PERSIST(Ssend_init)
-LTS_PERSIST(Rsend_init)
-
+/* Persistent sends and collectives (their MPI_X_init wrappers are generated) are delayed when
+ * started; *_init only records that the request sends somewhere, and as which call. */
 int MPI_Request_free(MPI_Request *request) {
     if (request) pset_del(*request);
     return PMPI_Request_free(request);
@@ -499,191 +441,9 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
     return PMPI_Startall(count, array_of_requests);
 }
 
-/* ---- collectives: the library's own point-to-point inside them never reaches PMPI --------- */
-int MPI_Barrier(MPI_Comm comm) {
-    LTS_AS_MESSAGES(barrier, LTS_COLL_BARRIER, barrier, (shadow));
-    lts_coll(CALL(barrier), comm);
-    return PMPI_Barrier(comm);
-}
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-    LTS_AS_MESSAGES(bcast, LTS_COLL_BCAST, bcast, (buffer, count, datatype, root, shadow));
-    lts_coll(CALL(bcast), comm);
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
-}
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-               MPI_Comm comm) {
-    LTS_AS_MESSAGES(reduce, LTS_COLL_REDUCE, reduce, (sendbuf, recvbuf, count, datatype, op, root, shadow));
-    lts_coll(CALL(reduce), comm);
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-}
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    LTS_AS_MESSAGES(allreduce, LTS_COLL_ALLREDUCE, allreduce, (sendbuf, recvbuf, count, datatype, op, shadow));
-    lts_coll(CALL(allreduce), comm);
-    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-}
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-               MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    LTS_AS_MESSAGES(gather, LTS_COLL_GATHER, gather,
-                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, shadow));
-    lts_coll(CALL(gather), comm);
-    return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    lts_coll(CALL(gatherv), comm);
-    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-}
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    LTS_AS_MESSAGES(scatter, LTS_COLL_SCATTER, scatter,
-                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, shadow));
-    lts_coll(CALL(scatter), comm);
-    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    lts_coll(CALL(scatterv), comm);
-    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-    LTS_AS_MESSAGES(allgather, LTS_COLL_ALLGATHER, allgather,
-                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shadow));
-    lts_coll(CALL(allgather), comm);
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-    lts_coll(CALL(allgatherv), comm);
-    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-}
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, MPI_Comm comm) {
-    LTS_AS_MESSAGES(alltoall, LTS_COLL_ALLTOALL, alltoall,
-                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, shadow));
-    lts_coll(CALL(alltoall), comm);
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    lts_coll(CALL(alltoallv), comm);
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-}
-int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-                  void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
-                  MPI_Comm comm) {
-    lts_coll(CALL(alltoallw), comm);
-    return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-}
-int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm) {
-    lts_coll(CALL(reduce_scatter), comm);
-    return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-}
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm) {
-    lts_coll(CALL(reduce_scatter_block), comm);
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-}
-int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    lts_coll(CALL(scan), comm);
-    return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-}
-int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    lts_coll(CALL(exscan), comm);
-    return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-/* nonblocking collectives */
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(ibarrier), comm);
-    return PMPI_Ibarrier(comm, request);
-}
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(ibcast), comm);
-    return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-}
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(ireduce), comm);
-    return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-}
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                   MPI_Request *request) {
-    lts_coll(CALL(iallreduce), comm);
-    return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(igather), comm);
-    return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-}
-int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(igatherv), comm);
-    return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-}
-int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(iscatter), comm);
-    return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-}
-int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request) {
-    lts_coll(CALL(iscatterv), comm);
-    return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-}
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(iallgather), comm);
-    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(iallgatherv), comm);
-    return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-}
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(ialltoall), comm);
-    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request *request) {
-    lts_coll(CALL(ialltoallv), comm);
-    return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                           request);
-}
-int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-                   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
-                   MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(ialltoallw), comm);
-    return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                           request);
-}
-int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(ireduce_scatter), comm);
-    return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-}
-int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                              MPI_Comm comm, MPI_Request *request) {
-    lts_coll(CALL(ireduce_scatter_block), comm);
-    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-}
-int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              MPI_Request *request) {
-    lts_coll(CALL(iscan), comm);
-    return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                MPI_Request *request) {
-    lts_coll(CALL(iexscan), comm);
-    return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-/* ---- MPI-3/4 entry points, generated: large-count (_c) variants, MPI_Isendrecv(_replace),
- * neighbourhood and persistent collectives; each group where the MPI declares it ----------- */
+/* ---- the wrappers of every send-like and collective call of the standard, generated at build
+ * time from the MPI Forum's machine-readable standard (src/inject/gen_wrappers.py, which says
+ * which calls and how each is delayed): sends delayed by lts_p2p, collectives by lts_coll (the
+ * blocking ones latscope has algorithms for first try LTS_AS_MESSAGES), persistent ones through
+ * pset_add; a function this MPI does not declare is left out. ------------------------------- */
 #include "wrappers_gen.inc"
