@@ -2,7 +2,7 @@
 directory whose names end in a suffix, sorted by name, imported by name. A command is a module
 python/latscope/<name>_cli.py (latscope.commands: the Command protocol); a report part is a
 module in python/latscope/parts/ (latscope.parts: the Part record). Adding either is adding one
-file (docs/architecture.md, "Where each kind of extension goes"). Leaf module."""
+file (docs/architecture.md, "Python: CLI, analysis, report"). Leaf module."""
 from __future__ import annotations
 
 import pkgutil
