@@ -113,7 +113,8 @@ test-py: build
 # venv and build directory. The whole suite under Open MPI is `make test MPI=openmpi` (slower:
 # Open MPI's launcher costs about a second a run).
 PORTABILITY_TESTS := tests/python/test_inject.py tests/python/test_inject_cli.py tests/python/test_congest.py \
-	tests/python/test_barrier.py tests/python/test_logp.py tests/python/test_inject_coll.py tests/python/test_systime.py
+	tests/python/test_barrier.py tests/python/test_logp.py tests/python/test_inject_coll.py tests/python/test_systime.py \
+	tests/python/test_inject_wrappers.py
 test-openmpi:
 	$(MAKE) --no-print-directory MPI=openmpi test-c test-py PYTEST_FILES="$(PORTABILITY_TESTS)"
 
