@@ -38,16 +38,9 @@ static int alltoall_run(lts_op_ctx_t *c) {
 /* Row i is lts_coll_op_t i; names and help as lts_coll_op_names. */
 /* designated: lts_op_desc_t grows optional hooks that collectives leave NULL */
 #define COLL(name_, help_, run_) {.name = name_, .help = help_, .group_size = 0, .scale = 1.0, .metric = "time", .run = run_}
-static const lts_op_desc_t coll_ops[] = {
-    COLL("barrier", "MPI_Barrier", barrier_run),
-    COLL("bcast", "MPI_Bcast: size = the message", bcast_run),
-    COLL("reduce", "MPI_Reduce (MPI_BOR on bytes): size = each rank's vector", reduce_run),
-    COLL("allreduce", "MPI_Allreduce (MPI_BOR on bytes): size = each rank's vector", allreduce_run),
-    COLL("scatter", "MPI_Scatter: size = the root's whole buffer; each rank gets size/P", scatter_run),
-    COLL("gather", "MPI_Gather: size = the root's whole buffer; each rank sends size/P", gather_run),
-    COLL("allgather", "MPI_Allgather: size = each rank's whole result; each contributes size/P", allgather_run),
-    COLL("alltoall", "MPI_Alltoall: size = each rank's whole send buffer; size/P to each rank", alltoall_run),
-};
+/* one row per LTS_COLL_OP_LIST entry (algos.h): the names and help are that list's */
+#define COLL_ROW(id_, help_) COLL(#id_, help_, id_##_run),
+static const lts_op_desc_t coll_ops[] = {LTS_COLL_OP_LIST(COLL_ROW)};
 _Static_assert(sizeof(coll_ops) / sizeof(coll_ops[0]) == LTS_COLL_NOPS, "one descriptor per collective operation");
 const lts_registry_t lts_coll_op_registry = LTS_REGISTRY("collective operation", coll_ops);
 

@@ -121,8 +121,10 @@ int lts_p2p_run(MPI_Comm comm, const lts_p2p_cfg_t *cfg) {
                 job->op = op;
                 job->ctx = &ctx;
                 job->measure = cfg->measure;
-                /* groups measured side by side start each repetition together (--sync auto) */
-                job->measure.sync = lts_sync_resolve(job->measure.sync, op, groups_in_round[r] > 1, 0);
+                /* groups measured side by side start each repetition together, and so does a
+                 * timing method that needs a common start (max, global) (--sync auto) */
+                job->measure.sync = lts_sync_resolve(job->measure.sync, op, groups_in_round[r] > 1,
+                                                     lts_timing_row(job->measure.timing)->sync_start);
             }
             /* rounds are separated: the runner returns when every group of the round is done */
             rc = lts_point_run(comm, jobs, nj, cfg->on_point, cfg->ud);

@@ -195,3 +195,15 @@ def test_killed_run_keeps_finished_points(tmp_path):
     res = load(out)
     assert len(res.points) >= 2
     assert res.points["n"].eq(2000).all()
+
+
+@pytest.mark.parametrize("timing, want", [("root", "none"), ("max", "barrier")])
+def test_auto_sync_follows_the_timing_method(timing, want, tmp_path):
+    """--sync auto leaves the stop-sync out of a ping-pong (it isolates itself) unless the timing
+    method needs every repetition to start together (max): then the points say barrier, as the
+    metadata does (a max-timed ping-pong run back to back was once recorded as barrier)."""
+    out = tmp_path / "p.jsonl"
+    cp = mpirun(2, ["p2p", "--op", "pingpong", "--timing", timing, "--sizes", "8", "-o", str(out)] + FAST)
+    assert cp.returncode == 0, cp.stderr
+    recs = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    assert recs[0]["sync"] == want and [r["sync"] for r in recs[1:]] == [want]
