@@ -284,13 +284,14 @@ timeout_s = 1.5
                         timeout=120)
     assert cp.returncode == 1, cp.stderr                          # the study ran to its end; some cells failed
     recs = [r for r in _records(out / "runs.jsonl") if r["type"] == "run"]
+    assert [r["attempt"] for r in recs] == [1, 1, 2, 2]          # the retries after every first run
     by = {(r["app"], r["attempt"]): r for r in recs}
     assert sorted(by) == [("fault", 1), ("fault", 2), ("slow", 1), ("slow", 2)]
     for k in (1, 2):
         assert by[("fault", k)]["status"] == "failed" and by[("fault", k)]["verification"] == "failed"
         assert by[("fault", k)]["exit_status"] == 1
         assert by[("slow", k)]["status"] == "timeout" and by[("slow", k)]["runtime_s"] is None
-    assert "retrying" in cp.stderr
+    assert "retried at the end" in cp.stderr and "(retry)" in cp.stderr
     # finished (twice failed) cells are not run again
     cp = subprocess.run([*LATSCOPE, "study", "run", str(plan), "-o", str(out)], capture_output=True, text=True,
                         timeout=60)

@@ -284,26 +284,34 @@ def run(args: argparse.Namespace) -> int:
         if meta is None:
             append(f, _meta(plan))
         try:
-            for i, cell in enumerate(todo):
-                while cell.key not in done:
-                    attempt = tries.get(cell.key, 0) + 1
-                    rec = run_cell(plan, cell, attempt, out)
-                    append(f, rec)
-                    tries[cell.key] = attempt
-                    if rec["status"] == "ok" or attempt >= ATTEMPTS:
-                        done.add(cell.key)
-                    el = time.monotonic() - t_start
-                    eta = el / (i + 1) * (len(todo) - i - 1)
-                    rt = rec["runtime_s"]
-                    what = f"{rt:.3f} s" if rt is not None else "-"
-                    again = "; retrying" if cell.key not in done else ""
-                    print(f"[{i + 1}/{len(todo)}] {cell.app.name} {cell.table.name} np={cell.np} "
-                          f"rep={cell.rep}: {rec['status']} {what}{again}; elapsed {_fmt_eta(el)}, "
-                          f"ETA {_fmt_eta(eta)}", file=sys.stderr)
-                    if rec["status"] == "ok":
-                        n_ok += 1
-                    elif cell.key in done:
-                        n_bad += 1
+            # a failed run goes back in the queue, after every other run: a transient cause (another
+            # process relinking a library, a burst of load) has passed by then, and the retry does
+            # not sit next to the failure in time
+            queue = list(todo)
+            i = 0
+            while i < len(queue):
+                cell = queue[i]
+                i += 1
+                attempt = tries.get(cell.key, 0) + 1
+                rec = run_cell(plan, cell, attempt, out)
+                append(f, rec)
+                tries[cell.key] = attempt
+                if rec["status"] == "ok" or attempt >= ATTEMPTS:
+                    done.add(cell.key)
+                else:
+                    queue.append(cell)
+                el = time.monotonic() - t_start
+                eta = el / i * (len(queue) - i)
+                rt = rec["runtime_s"]
+                what = f"{rt:.3f} s" if rt is not None else "-"
+                again = "; retried at the end" if cell.key not in done else ""
+                print(f"[{i}/{len(queue)}] {cell.app.name} {cell.table.name} np={cell.np} rep={cell.rep}"
+                      f"{' (retry)' if attempt > 1 else ''}: {rec['status']} {what}{again}; "
+                      f"elapsed {_fmt_eta(el)}, ETA {_fmt_eta(eta)}", file=sys.stderr)
+                if rec["status"] == "ok":
+                    n_ok += 1
+                elif cell.key in done:
+                    n_bad += 1
         except KeyboardInterrupt:
             print(f"latscope study run: interrupted; {len(done)} of {len(cells)} runs recorded in {path}; "
                   "rerun the same command to resume", file=sys.stderr)
