@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "latscope/errors.h"
 #include "latscope/hooks.h"
+#include "latscope/peers.h"
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,9 +36,12 @@ int lts_barrier_dissemination(MPI_Comm comm) {
     int me, P, rc = MPI_SUCCESS;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &P);
-    for (int j = 0, d = 1; d < P && rc == MPI_SUCCESS; j++, d <<= 1)
-        rc = MPI_Sendrecv(NULL, 0, MPI_BYTE, (me + d) % P, TAG(T_DISS + j), NULL, 0, MPI_BYTE, (me - d + P) % P,
-                          TAG(T_DISS + j), comm, MPI_STATUS_IGNORE);
+    for (int j = 0, d = 1; d < P && rc == MPI_SUCCESS; j++, d <<= 1) {
+        int to, from;
+        lts_peers_dissemination(me, P, d, &to, &from);   /* shared with the simulator (src/sim) */
+        rc = MPI_Sendrecv(NULL, 0, MPI_BYTE, to, TAG(T_DISS + j), NULL, 0, MPI_BYTE, from, TAG(T_DISS + j), comm,
+                          MPI_STATUS_IGNORE);
+    }
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /* Broadcast algorithms (MPIBlib §3 measures linear and binomial bcast; trees as in MPICH's
  * MPIR_Bcast_intra_binomial). Return MPI error codes: they stand in for MPI_Bcast. */
 #include "internal.h"
+#include "latscope/peers.h"
 #include <stdlib.h>
 
 /* Flat tree: the root sends to every other rank (nonblocking, all in flight). */
@@ -33,15 +34,10 @@ int lts_bcast_binomial(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm
     int me, P, rc;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &P);
-    int v = lts_vrank(me, root, P), mask = 1;
-    while (mask < P) {
-        if (v & mask) {
-            if ((rc = MPI_Recv(buf, count, dt, lts_real(v - mask, root, P), LTS_COLL_TAG, comm, MPI_STATUS_IGNORE)))
-                return rc;
-            break;
-        }
-        mask <<= 1;
-    }
+    /* parent and children: latscope/peers.h, shared with the simulator (src/sim) */
+    int v = lts_vrank(me, root, P), mask = lts_peers_binomial_mask(v, P);
+    if (v && (rc = MPI_Recv(buf, count, dt, lts_real(v - mask, root, P), LTS_COLL_TAG, comm, MPI_STATUS_IGNORE)))
+        return rc;
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (v + mask < P && (rc = MPI_Send(buf, count, dt, lts_real(v + mask, root, P), LTS_COLL_TAG, comm)))
             return rc;

@@ -1,0 +1,27 @@
+/* Who talks to whom in latscope's collective algorithms, as pure functions of (rank, P, round):
+ * the one definition that the MPI implementations (src/algos/barrier.c, src/algos/bcast.c) and
+ * the simulator's generated schedules (src/sim/programs.c, docs/sim.md) both call, so a
+ * simulated schedule is the C algorithm's schedule, not a second copy of it. */
+#ifndef LATSCOPE_PEERS_H
+#define LATSCOPE_PEERS_H
+
+/* Dissemination (Hensgen, Finkel & Manber; seed 002 §5.1.2): in the round with distance
+ * d = 2^j (d < P), rank `me` signals me + d and waits for me - d (mod P). */
+static inline void lts_peers_dissemination(int me, int P, int d, int *to, int *from) {
+    *to = (int)(((long)me + d) % P);
+    *from = (int)(((long)me - d + P) % P);
+}
+
+/* Binomial tree over relative ranks v (root 0, MPICH's MPIR_Bcast_intra_binomial): v receives
+ * from its parent v - m, m its lowest set bit; the root's m is the first power of two >= P.
+ * The children are v + m' for m' = m/2, m/4, ..., 1 with v + m' < P, largest subtree first. */
+static inline int lts_peers_binomial_mask(int v, int P) {
+    int mask = 1;
+    while (mask < P) {
+        if (v & mask) return mask;
+        mask <<= 1;
+    }
+    return mask;
+}
+
+#endif

@@ -1,0 +1,660 @@
+/* The simulator's engine (docs/sim.md "Semantics"): one event queue, per-rank CPU and NIC
+ * resources, MPI-style matching, LogGOPS costs (Hoefler et al., LogGOPSim, HPDC 2010, §2-3).
+ *
+ * A message of s bytes, b = max(s - 1, 0):
+ *   send   starts at t0 = max(ready, CPU free) + the table's delay (the injector busy-waits in
+ *          the wrapper before the real call, so the CPU is held), then >= NIC free;
+ *          CPU busy o_s + b O, NIC busy g + b G, arrival at t0 + o_s + b G + L.
+ *   recv   processed at t1 = max(arrival, posted, CPU free, NIC free): CPU busy o_r + b O,
+ *          NIC busy g + b G; the receive completes at t1 + o_r + b O.
+ *   s > S  rendezvous: a request (o_s, L), the receiver answers when matched (o_r, L), then the
+ *          data goes as above; the send completes when its data has left.
+ * Generated programs (lts_sim_prog_t) follow MPI's progress rule as latscope's barrier model
+ * does (python/latscope/models/barrier_sim.py): an arrived message is processed inside the wait
+ * that covers it, in arrival order. GOAL schedules follow LogGOPSim: a posted receive is
+ * processed when its message arrives.
+ *
+ * Memory: per rank one rank_t; in flight, one 16-byte event and one pool entry per message;
+ * pools and the heap grow by doubling, never one malloc per message. */
+#include "sim.h"
+#include "latscope/errors.h"
+#include "table.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- event queue: a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990) of (time, payload).
+ * Valid because no event is ever scheduled before the one being processed (times only grow):
+ * bucket i > 0 holds the events whose time first differs from the last popped time in bit i-1,
+ * bucket 0 those at that very time, first in first out. A push is O(1), a pop moves each event
+ * down at most 64 times in all; the buckets are flat arrays of 16-byte events (no pointer
+ * chasing: at 10^6 ranks a binary heap's pop was 60 % of the run). The order of events at one
+ * time is their scheduling order, itself fixed by the inputs: runs are deterministic. */
+typedef struct ev { int64_t t; uint64_t p; } ev_t;
+enum { EV_READY = 0, EV_ARRIVE = 1, EV_CTS = 2 };
+#define EV_MAKE(type, rank, arg) (((uint64_t)(type) << 62) | ((uint64_t)(uint32_t)(rank) << 32) | (uint32_t)(arg))
+#define EV_TYPE(p) ((int)((p) >> 62))
+#define EV_RANK(p) ((int)(((p) >> 32) & 0x3fffffffu))
+#define EV_ARG(p) ((uint32_t)(p))
+#define LTS_SIM_MAX_RANKS (1 << 30)
+#define NBUCKET 65
+
+typedef struct bucket { ev_t *e; size_t n, cap; } bucket_t;
+
+/* ---- pool of queue entries (messages, posted receives), singly linked by index -------------- */
+enum { M_EAGER = 1, M_RTS, M_DATA, M_POSTED };
+typedef struct qent {
+    int64_t size;
+    int32_t next, src, dst, tag;
+    uint32_t h, h2;     /* the send's handle (GOAL vertex), the matched receive's handle */
+    int32_t kind;
+} qent_t;
+
+typedef struct list { int32_t head, tail; } list_t;
+
+enum { R_RUN = 0, R_WAIT, R_SEND, R_DONE };
+typedef struct rank {
+    int64_t cpu, nic_s, nic_r;   /* when each resource is next free */
+    uint64_t rng;                /* the injector's per-rank stream (src/inject/table.h) */
+    list_t posted, unexp, ready; /* posted receives; unexpected messages; matched, unprocessed */
+    uint32_t pc, outstanding;
+    int32_t state;
+} rank_t;
+
+typedef struct sim {
+    const lts_sim_opts_t *o;
+    const lts_sim_prog_t *prog;
+    const lts_goal_t *goal;
+    int P;
+    rank_t *r;
+    int64_t *fin;
+    bucket_t b[NBUCKET];
+    size_t head0;        /* bucket 0's next event (FIFO) */
+    uint64_t last;       /* the last popped time */
+    size_t hn, hpeak;    /* events queued, at most */
+    qent_t *q;
+    size_t qn, qcap;
+    int32_t qfree;
+    int64_t now;
+    int ahead;           /* programs: a rank may run ahead of the clock (see lts_sim_run_prog) */
+    int failed;
+    uint64_t events, messages, delays;
+    int64_t delay_sum;
+    /* GOAL */
+    uint8_t *vstate;     /* 0 waiting, 1 started, 2 done */
+    uint32_t *vleft;
+    int64_t *vready;
+    int64_t unit;
+    char *err;
+    size_t errlen;
+} sim_t;
+
+static int fail(sim_t *s, int code, const char *fmt, ...) {
+    if (s->err && s->errlen && !s->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->err, s->errlen, fmt, ap);
+        va_end(ap);
+    }
+    s->failed = code;
+    return code;
+}
+
+static inline int bucket_of(uint64_t t, uint64_t last) { return t == last ? 0 : 64 - __builtin_clzll(t ^ last); }
+
+static int bput(sim_t *s, int i, ev_t e) {
+    bucket_t *b = &s->b[i];
+    if (b->n == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 256;
+        ev_t *ne = realloc(b->e, nc * sizeof *ne);
+        if (!ne) return fail(s, LTS_ENOMEM, "out of memory (event queue of %zu events)", nc);
+        b->e = ne;
+        b->cap = nc;
+    }
+    b->e[b->n++] = e;
+    return 0;
+}
+
+static int push(sim_t *s, int type, int rank, uint32_t arg, int64_t t) {
+    if ((uint64_t)t < s->last)
+        return fail(s, LTS_EINVAL, "internal: an event scheduled in the past (%lld < %llu ps)", (long long)t,
+                    (unsigned long long)s->last);
+    ev_t e = {t, EV_MAKE(type, rank, arg)};
+    if (bput(s, bucket_of((uint64_t)t, s->last), e)) return s->failed;
+    if (++s->hn > s->hpeak) s->hpeak = s->hn;
+    return 0;
+}
+
+/* the earliest event (s->hn > 0); a failed reallocation while redistributing sets s->failed */
+static ev_t pop(sim_t *s) {
+    bucket_t *b0 = &s->b[0];
+    if (s->head0 == b0->n) {
+        b0->n = s->head0 = 0;
+        int i = 1;
+        while (!s->b[i].n) i++;
+        bucket_t *bi = &s->b[i];
+        uint64_t m = (uint64_t)bi->e[0].t;
+        for (size_t j = 1; j < bi->n; j++)
+            if ((uint64_t)bi->e[j].t < m) m = (uint64_t)bi->e[j].t;
+        s->last = m;
+        size_t n = bi->n;
+        bi->n = 0;
+        for (size_t j = 0; j < n; j++) {   /* every one lands in a lower bucket than i */
+            ev_t e = bi->e[j];
+            bput(s, bucket_of((uint64_t)e.t, m), e);
+        }
+    }
+    s->hn--;
+    return b0->e[s->head0++];
+}
+
+static int32_t qalloc(sim_t *s) {
+    if (s->qfree >= 0) {
+        int32_t i = s->qfree;
+        s->qfree = s->q[i].next;
+        return i;
+    }
+    if (s->qn == s->qcap) {
+        size_t nc = s->qcap ? s->qcap * 2 : 1024;
+        if (nc > INT32_MAX) { fail(s, LTS_ENOMEM, "more than 2^31 messages in flight"); return -1; }
+        qent_t *nq = realloc(s->q, nc * sizeof *nq);
+        if (!nq) { fail(s, LTS_ENOMEM, "out of memory (%zu messages in flight)", nc); return -1; }
+        s->q = nq;
+        s->qcap = nc;
+    }
+    return (int32_t)s->qn++;
+}
+
+static void qfree(sim_t *s, int32_t i) { s->q[i].next = s->qfree; s->qfree = i; }
+
+static void lappend(sim_t *s, list_t *l, int32_t i) {
+    s->q[i].next = -1;
+    if (l->tail >= 0) s->q[l->tail].next = i;
+    else l->head = i;
+    l->tail = i;
+}
+
+static int32_t lpop(sim_t *s, list_t *l) {
+    int32_t i = l->head;
+    if (i >= 0) {
+        l->head = s->q[i].next;
+        if (l->head < 0) l->tail = -1;
+    }
+    return i;
+}
+
+/* First entry of l that matches (src, tag); `wild` says which side may hold LTS_SIM_ANY: the
+ * posted receive (scanning posted receives for a message) or the request (scanning messages). */
+static int32_t lmatch(sim_t *s, list_t *l, int src, int tag, int recv_side_wild) {
+    int32_t prev = -1;
+    for (int32_t i = l->head; i >= 0; prev = i, i = s->q[i].next) {
+        const qent_t *e = &s->q[i];
+        int ok = recv_side_wild ? (e->src == LTS_SIM_ANY || e->src == src) && (e->tag == LTS_SIM_ANY || e->tag == tag)
+                                : (src == LTS_SIM_ANY || e->src == src) && (tag == LTS_SIM_ANY || e->tag == tag);
+        if (!ok) continue;
+        if (prev >= 0) s->q[prev].next = e->next;
+        else l->head = e->next;
+        if (l->tail == i) l->tail = prev;
+        return i;
+    }
+    return -1;
+}
+
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t extra_bytes(int64_t size) { return size > 1 ? size - 1 : 0; }
+
+/* ---- LogGOPS costs ---------------------------------------------------------------------- */
+
+/* Issue a send from rank r at time t (>= now). Returns the pool entry (-1 on error); *start is
+ * when it started, *done its local completion (eager) or -1 (rendezvous: when the data leaves). */
+static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t size, uint32_t handle, int64_t *start,
+                       int64_t *done) {
+    const lts_sim_params_t *p = &s->o->par;
+    rank_t *R = &s->r[r];
+    int64_t t0 = max64(t, R->cpu);
+    if (s->o->table) {   /* one draw per send, in the rank's issue order: the injector's sequence */
+        int64_t d = (int64_t)s->o->table[lts_inject_next_index(&R->rng)] * 1000;
+        t0 += d;
+        s->delays++;
+        s->delay_sum += d;
+    }
+    t0 = max64(t0, R->nic_s);
+    int32_t m = qalloc(s);
+    if (m < 0) return -1;
+    qent_t *e = &s->q[m];
+    e->size = size;
+    e->src = r;
+    e->dst = dst;
+    e->tag = tag;
+    e->h = handle;
+    e->h2 = 0;
+    s->messages++;
+    *start = t0;
+    int64_t b = extra_bytes(size);
+    if (size <= p->S) {
+        e->kind = M_EAGER;
+        R->cpu = t0 + p->o_s + b * p->O;
+        R->nic_s = t0 + p->g + b * p->G;
+        *done = R->cpu;
+        return push(s, EV_ARRIVE, dst, (uint32_t)m, t0 + p->o_s + b * p->G + p->L) ? -1 : m;
+    }
+    e->kind = M_RTS;
+    R->cpu = t0 + p->o_s;
+    R->nic_s = t0 + p->g;
+    *done = -1;
+    return push(s, EV_ARRIVE, dst, (uint32_t)m, t0 + p->o_s + p->L) ? -1 : m;
+}
+
+/* Rank r processes message m (eager or rendezvous data) at time t: returns the completion. */
+static int64_t do_recv(sim_t *s, int r, const qent_t *m, int64_t t) {
+    const lts_sim_params_t *p = &s->o->par;
+    rank_t *R = &s->r[r];
+    int64_t b = extra_bytes(m->size);
+    int64_t t1 = max64(max64(t, R->cpu), R->nic_r);
+    R->nic_r = t1 + p->g + b * p->G;
+    R->cpu = t1 + p->o_r + b * p->O;
+    return R->cpu;
+}
+
+/* A matched rendezvous request at rank r: answer it (o_r), the answer reaches the sender L later. */
+static int do_rts(sim_t *s, int r, int32_t m, uint32_t recv_handle, int64_t t) {
+    const lts_sim_params_t *p = &s->o->par;
+    rank_t *R = &s->r[r];
+    int64_t t1 = max64(max64(t, R->cpu), R->nic_r);
+    R->cpu = t1 + p->o_r;
+    R->nic_r = t1 + p->g;
+    s->q[m].h2 = recv_handle;
+    return push(s, EV_CTS, s->q[m].src, (uint32_t)m, t1 + p->o_r + p->L);
+}
+
+/* The answer reached the sender: the data leaves. Returns the send's completion (or -1). */
+static int64_t do_cts(sim_t *s, int r, int32_t m) {
+    const lts_sim_params_t *p = &s->o->par;
+    rank_t *R = &s->r[r];
+    qent_t *e = &s->q[m];
+    int64_t b = extra_bytes(e->size);
+    int64_t t0 = max64(max64(s->now, R->cpu), R->nic_s);
+    R->cpu = t0 + p->o_s + b * p->O;
+    R->nic_s = t0 + p->g + b * p->G;
+    e->kind = M_DATA;
+    if (push(s, EV_ARRIVE, e->dst, (uint32_t)m, t0 + p->o_s + b * p->G + p->L)) return -1;
+    return R->cpu;
+}
+
+static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    s->o = o;
+    s->P = P;
+    s->err = err;
+    s->errlen = errlen;
+    s->qfree = -1;
+    if (err && errlen) err[0] = '\0';
+    const lts_sim_params_t *p = &o->par;
+    if (P < 1 || P > LTS_SIM_MAX_RANKS) return fail(s, LTS_EINVAL, "P = %d: must be 1..%d", P, LTS_SIM_MAX_RANKS);
+    if (p->L < 0 || p->o_s < 0 || p->o_r < 0 || p->g < 0 || p->G < 0 || p->O < 0 || p->S < 0)
+        return fail(s, LTS_EINVAL, "LogGOPS parameters must be >= 0 (L, o, g, G, O, S)");
+    s->r = calloc((size_t)P, sizeof *s->r);
+    s->fin = calloc((size_t)P, sizeof *s->fin);
+    if (!s->r || !s->fin) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
+    for (int i = 0; i < P; i++) {
+        rank_t *R = &s->r[i];
+        R->posted.head = R->posted.tail = R->unexp.head = R->unexp.tail = R->ready.head = R->ready.tail = -1;
+        /* thread 0's stream: what the injector's first thread on rank i draws from */
+        R->rng = lts_inject_stream_init(o->seed, i, 0);
+    }
+    return 0;
+}
+
+static void finish_common(sim_t *s, lts_sim_result_t *res, size_t extra_bytes_used) {
+    res->P = s->P;
+    res->finish = s->fin;
+    s->fin = NULL;
+    res->events = s->events;
+    res->messages = s->messages;
+    res->delays = s->delays;
+    res->delay_sum = s->delay_sum;
+    size_t ev_bytes = 0;
+    for (int i = 0; i < NBUCKET; i++) ev_bytes += s->b[i].cap * sizeof(ev_t);
+    res->peak_bytes = (size_t)s->P * (sizeof(rank_t) + sizeof(int64_t)) + ev_bytes + s->qcap * sizeof(qent_t) +
+                      extra_bytes_used;
+}
+
+static void free_common(sim_t *s) {
+    free(s->r);
+    free(s->fin);
+    for (int i = 0; i < NBUCKET; i++) free(s->b[i].e);
+    free(s->q);
+    free(s->vstate);
+    free(s->vleft);
+    free(s->vready);
+}
+
+void lts_sim_result_free(lts_sim_result_t *r) {
+    if (r) { free(r->finish); r->finish = NULL; }
+}
+
+/* ---- generated programs ------------------------------------------------------------------ */
+
+static const char *op_name(int kind) {
+    switch (kind) {
+    case LTS_SIM_SEND: return "send";
+    case LTS_SIM_IRECV: return "recv";
+    case LTS_SIM_WAIT: return "wait";
+    case LTS_SIM_CALC: return "calc";
+    default: return "end";
+    }
+}
+
+/* Process rank r's matched messages in arrival order (inside a wait), from time t on. */
+static int64_t drain_ready(sim_t *s, int r, int64_t t) {
+    rank_t *R = &s->r[r];
+    int32_t m;
+    while ((m = lpop(s, &R->ready)) >= 0) {
+        t = max64(t, do_recv(s, r, &s->q[m], t));
+        qfree(s, m);
+        R->outstanding--;
+    }
+    return t;
+}
+
+/* Run rank r from time t (>= now) until it blocks, ends, or must wait for the clock. */
+static int run_rank(sim_t *s, int r, int64_t t) {
+    rank_t *R = &s->r[r];
+    const lts_sim_prog_t *pg = s->prog;
+    R->state = R_RUN;
+    for (;;) {
+        lts_sim_op_t op;
+        pg->op(pg, r, R->pc, &op);
+        switch (op.kind) {
+        case LTS_SIM_END:
+            R->state = R_DONE;
+            s->fin[r] = max64(t, R->cpu);
+            return 0;
+        case LTS_SIM_SEND: {
+            if (t > s->now && !s->ahead) return push(s, EV_READY, r, 0, t);   /* the CPU in time order */
+            if (op.peer < 0 || op.peer >= s->P)
+                return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: send to rank %d (valid: 0..%d)", pg->name, r,
+                            R->pc, op.peer, s->P - 1);
+            int64_t st, done;
+            if (do_send(s, r, t, op.peer, op.tag, op.size, (uint32_t)r, &st, &done) < 0) return s->failed;
+            R->pc++;
+            if (done < 0) { R->state = R_SEND; return 0; }
+            t = done;
+            break;
+        }
+        case LTS_SIM_CALC:
+            if (t > s->now && !s->ahead) return push(s, EV_READY, r, 0, t);
+            t = max64(t, R->cpu) + op.size;
+            R->cpu = t;
+            R->pc++;
+            break;
+        case LTS_SIM_IRECV: {
+            /* posting costs nothing; a message already here is matched now */
+            int32_t m = lmatch(s, &R->unexp, op.peer, op.tag, 0);
+            if (m >= 0) {
+                if (s->q[m].kind == M_RTS) {
+                    if (do_rts(s, r, m, (uint32_t)r, t)) return s->failed;
+                } else {
+                    lappend(s, &R->ready, m);
+                }
+            } else {
+                int32_t e = qalloc(s);
+                if (e < 0) return s->failed;
+                s->q[e].src = op.peer;
+                s->q[e].tag = op.tag;
+                s->q[e].size = op.size;
+                s->q[e].kind = M_POSTED;
+                s->q[e].h = R->pc;
+                lappend(s, &R->posted, e);
+            }
+            R->outstanding++;
+            R->pc++;
+            break;
+        }
+        case LTS_SIM_WAIT:
+            t = drain_ready(s, r, t);
+            if (R->outstanding) { R->state = R_WAIT; return 0; }
+            R->pc++;
+            break;
+        default:
+            return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: unknown operation %d", pg->name, r, R->pc, op.kind);
+        }
+    }
+}
+
+static int prog_arrive(sim_t *s, int r, int32_t m) {
+    rank_t *R = &s->r[r];
+    qent_t *e = &s->q[m];
+    if (e->kind == M_DATA) {
+        lappend(s, &R->ready, m);
+    } else {
+        int32_t pr = lmatch(s, &R->posted, e->src, e->tag, 1);
+        if (pr < 0) { lappend(s, &R->unexp, m); return 0; }
+        qfree(s, pr);
+        if (e->kind == M_RTS) return do_rts(s, r, m, (uint32_t)r, s->now);
+        lappend(s, &R->ready, m);
+    }
+    if (R->state == R_WAIT) {
+        int64_t t = drain_ready(s, r, s->now);
+        if (!R->outstanding) {
+            R->state = R_RUN;
+            R->pc++;
+            return s->ahead ? run_rank(s, r, t) : push(s, EV_READY, r, 0, t);
+        }
+    }
+    return 0;
+}
+
+static int prog_deadlock(sim_t *s) {
+    for (int r = 0; r < s->P; r++) {
+        rank_t *R = &s->r[r];
+        if (R->state == R_DONE) continue;
+        if (R->state == R_WAIT && R->posted.head >= 0) {
+            const qent_t *e = &s->q[R->posted.head];
+            lts_sim_op_t op;
+            s->prog->op(s->prog, r, e->h, &op);
+            return fail(s, LTS_EINVAL,
+                        "deadlock: %s, rank %d, operation %u: recv from %d tag %d never matched (no such send)",
+                        s->prog->name, r, e->h, op.peer, op.tag);
+        }
+        lts_sim_op_t op;
+        s->prog->op(s->prog, r, R->pc ? R->pc - 1 : 0, &op);
+        return fail(s, LTS_EINVAL, "deadlock: %s, rank %d, operation %u: %s to %d tag %d never completed", s->prog->name,
+                    r, R->pc ? R->pc - 1 : 0, op_name(op.kind), op.peer, op.tag);
+    }
+    return 0;
+}
+
+int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_result_t *res, char *err,
+                     size_t errlen) {
+    sim_t s;
+    memset(res, 0, sizeof *res);
+    int rc = init_common(&s, p->P, o, err, errlen);
+    s.prog = p;
+    /* A rank may run ahead of the clock when nothing but its own program uses its CPU: every
+     * message eager (a rendezvous request is answered by the receiver's CPU when it arrives) and
+     * no wildcard receive (generated programs have none). Its CPU's timeline is then fixed by its
+     * own operations and the arrival times, and messages between one pair with one tag match in
+     * order whenever they are matched, so the result is the one of a strict time-ordered run
+     * with one event per message instead of two. */
+    s.ahead = p->size <= o->par.S;
+    /* every rank starts at 0, in rank order (what popping P ready events at 0 would do) */
+    for (int r = 0; r < s.P && !rc; r++) rc = run_rank(&s, r, 0);
+    while (!rc && s.hn) {
+        ev_t e = pop(&s);
+        if (s.failed) { rc = s.failed; break; }
+        s.now = e.t;
+        s.events++;
+        int r = EV_RANK(e.p);
+        switch (EV_TYPE(e.p)) {
+        case EV_READY: rc = run_rank(&s, r, s.now); break;
+        case EV_ARRIVE: rc = prog_arrive(&s, r, (int32_t)EV_ARG(e.p)); break;
+        case EV_CTS: {
+            int32_t m = (int32_t)EV_ARG(e.p);
+            int64_t done = do_cts(&s, r, m);
+            if (done < 0) { rc = s.failed; break; }
+            rc = push(&s, EV_READY, r, 0, done);
+            break;
+        }
+        }
+    }
+    if (!rc) rc = prog_deadlock(&s);
+    if (!rc) finish_common(&s, res, 0);
+    free_common(&s);
+    return rc;
+}
+
+/* ---- GOAL schedules ------------------------------------------------------------------------ */
+
+static int notify(sim_t *s, uint32_t w, int64_t t) {
+    if (t > s->vready[w]) s->vready[w] = t;
+    if (--s->vleft[w] == 0) return push(s, EV_READY, s->goal->rank[w], w, s->vready[w]);
+    return 0;
+}
+
+static int v_started(sim_t *s, uint32_t v, int64_t t) {
+    const lts_goal_t *g = s->goal;
+    s->vstate[v] = 1;
+    for (size_t i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+        if ((g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i] & ~LTS_GOAL_IREQ, t)) return s->failed;
+    return 0;
+}
+
+static int v_done(sim_t *s, uint32_t v, int64_t t) {
+    const lts_goal_t *g = s->goal;
+    s->vstate[v] = 2;
+    int r = g->rank[v];
+    if (t > s->fin[r]) s->fin[r] = t;
+    for (size_t i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+        if (!(g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i], t)) return s->failed;
+    return 0;
+}
+
+static int goal_ready(sim_t *s, uint32_t v) {
+    const lts_goal_t *g = s->goal;
+    int r = g->rank[v];
+    rank_t *R = &s->r[r];
+    switch (g->kind[v]) {
+    case LTS_GOAL_CALC: {
+        int64_t st = max64(s->now, R->cpu);
+        R->cpu = st + g->size[v] * s->unit;
+        if (v_started(s, v, st)) return s->failed;
+        return v_done(s, v, R->cpu);
+    }
+    case LTS_GOAL_SEND: {
+        int64_t st, done;
+        if (do_send(s, r, s->now, g->peer[v], g->tag[v], g->size[v], v, &st, &done) < 0) return s->failed;
+        if (v_started(s, v, st)) return s->failed;
+        return done >= 0 ? v_done(s, v, done) : 0;
+    }
+    default: {   /* recv: posted now */
+        if (v_started(s, v, s->now)) return s->failed;
+        int32_t m = lmatch(s, &R->unexp, g->peer[v], g->tag[v], 0);
+        if (m < 0) {
+            int32_t e = qalloc(s);
+            if (e < 0) return s->failed;
+            s->q[e].src = g->peer[v];
+            s->q[e].tag = g->tag[v];
+            s->q[e].kind = M_POSTED;
+            s->q[e].h = v;
+            lappend(s, &R->posted, e);
+            return 0;
+        }
+        if (s->q[m].kind == M_RTS) return do_rts(s, r, m, v, s->now);
+        int64_t done = do_recv(s, r, &s->q[m], s->now);
+        qfree(s, m);
+        return v_done(s, v, done);
+    }
+    }
+}
+
+static int goal_arrive(sim_t *s, int r, int32_t m) {
+    rank_t *R = &s->r[r];
+    qent_t *e = &s->q[m];
+    if (e->kind == M_DATA) {
+        uint32_t v = e->h2;
+        int64_t done = do_recv(s, r, e, s->now);
+        qfree(s, m);
+        return v_done(s, v, done);
+    }
+    int32_t pr = lmatch(s, &R->posted, e->src, e->tag, 1);
+    if (pr < 0) { lappend(s, &R->unexp, m); return 0; }
+    uint32_t v = s->q[pr].h;
+    qfree(s, pr);
+    if (e->kind == M_RTS) return do_rts(s, r, m, v, s->now);
+    int64_t done = do_recv(s, r, e, s->now);
+    qfree(s, m);
+    return v_done(s, v, done);
+}
+
+static const char *goal_kind(int k) { return k == LTS_GOAL_SEND ? "send" : k == LTS_GOAL_RECV ? "recv" : "calc"; }
+
+static int goal_deadlock(sim_t *s) {
+    const lts_goal_t *g = s->goal;
+    size_t waiting = (size_t)-1;
+    for (size_t v = 0; v < g->nv; v++) {
+        if (s->vstate[v] == 2) continue;
+        if (s->vstate[v] == 1 && g->kind[v] == LTS_GOAL_RECV) {
+            char src[16], tag[16];
+            snprintf(src, sizeof src, "%d", g->peer[v]);
+            snprintf(tag, sizeof tag, "%d", g->tag[v]);
+            return fail(s, LTS_EINVAL,
+                        "deadlock: %s:%d: rank %d: recv %lldb from %s tag %s never matched (no matching send)", g->name,
+                        g->line[v], g->rank[v], (long long)g->size[v], g->peer[v] < 0 ? "any" : src,
+                        g->tag[v] < 0 ? "any" : tag);
+        }
+        if (s->vstate[v] == 1)
+            return fail(s, LTS_EINVAL, "deadlock: %s:%d: rank %d: send %lldb to %d tag %d (rendezvous) never matched",
+                        g->name, g->line[v], g->rank[v], (long long)g->size[v], g->peer[v], g->tag[v]);
+        if (waiting == (size_t)-1) waiting = v;
+    }
+    if (waiting != (size_t)-1) {
+        size_t v = waiting;
+        return fail(s, LTS_EINVAL,
+                    "deadlock: %s:%d: rank %d: %s never became ready (it depends on an operation that never "
+                    "completes, or on itself)",
+                    g->name, g->line[v], g->rank[v], goal_kind(g->kind[v]));
+    }
+    return 0;
+}
+
+int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_result_t *res, char *err, size_t errlen) {
+    sim_t s;
+    memset(res, 0, sizeof *res);
+    int rc = init_common(&s, g->P, o, err, errlen);
+    s.goal = g;
+    s.unit = o->goal_unit_ps > 0 ? o->goal_unit_ps : 1000;
+    if (!rc) {
+        s.vstate = calloc(g->nv ? g->nv : 1, 1);
+        s.vleft = malloc((g->nv ? g->nv : 1) * sizeof *s.vleft);
+        s.vready = calloc(g->nv ? g->nv : 1, sizeof *s.vready);
+        if (!s.vstate || !s.vleft || !s.vready) rc = fail(&s, LTS_ENOMEM, "out of memory (%zu operations)", g->nv);
+    }
+    for (size_t v = 0; !rc && v < g->nv; v++) {
+        s.vleft[v] = g->ndeps[v];
+        if (!g->ndeps[v]) rc = push(&s, EV_READY, g->rank[v], (uint32_t)v, 0);
+    }
+    while (!rc && s.hn) {
+        ev_t e = pop(&s);
+        if (s.failed) { rc = s.failed; break; }
+        s.now = e.t;
+        s.events++;
+        int r = EV_RANK(e.p);
+        switch (EV_TYPE(e.p)) {
+        case EV_READY: rc = goal_ready(&s, EV_ARG(e.p)); break;
+        case EV_ARRIVE: rc = goal_arrive(&s, r, (int32_t)EV_ARG(e.p)); break;
+        case EV_CTS: {
+            int32_t m = (int32_t)EV_ARG(e.p);
+            uint32_t v = s.q[m].h;
+            int64_t done = do_cts(&s, r, m);
+            rc = done < 0 ? s.failed : v_done(&s, v, done);
+            break;
+        }
+        }
+    }
+    if (!rc) rc = goal_deadlock(&s);
+    if (!rc) finish_common(&s, res, g->nv * (1 + 4 + 8));
+    free_common(&s);
+    return rc;
+}
