@@ -316,3 +316,30 @@ def test_ctrl_c_loses_only_the_run_in_flight(tables: Path, tmp_path: Path) -> No
     assert cp.returncode == 0, cp.stderr
     cells = [r["cell"] for r in _records(runs) if r["type"] == "run"]
     assert sorted(cells) == sorted(f"cg|{t}|1|{k}" for t in ("c", "l") for k in range(3))
+
+
+def test_analyze_writes_table4_figures_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = _runs(np.random.default_rng(11))
+    for k, r in enumerate(runs):
+        r.update(type="run", cell=f"lu|{r['table']}|2|{k}", np=2, rep=k, attempt=1, status="ok")
+    f = tmp_path / "runs.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in [{"type": "meta", "schema": "latscope.study-run/1"}, *runs]) + "\n")
+    assert study_cli.main(["analyze", str(f), "-o", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[:6] == ["app", "np", "n", "r_mean", "p", "r_std"]
+    assert "lu np=2: r_std = " in out and "runtime grows with the table's sd" in out
+    a = tmp_path / "a"
+    assert sorted(p.name for p in a.glob("fig*.png")) == [f"fig{k}.png" for k in range(11, 17)]
+    doc = json.loads((a / "analysis.json").read_text())
+    assert doc["schema"] == "latscope.study-analysis/1" and doc["apps"][0]["n"] == 35
+    assert (a / "table4.csv").read_text().splitlines()[1].startswith("lu,2,35,")
+    html = (a / "report.html").read_text()
+    assert html.count("<img") == 6 and "Williams" in html and "NaN" not in (a / "analysis.json").read_text()
+
+
+def test_analyze_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert study_cli.main(["analyze", str(tmp_path / "nothing.jsonl")]) == 2
+    (tmp_path / "x.jsonl").write_text('{"type": "meta", "schema": "latscope.results/3"}\n')
+    assert study_cli.main(["analyze", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "no such file" in err[0] and "latscope.study-run/1" in err[1]
