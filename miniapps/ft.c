@@ -154,56 +154,40 @@ static void ft_ctx_free(ft_ctx *c) {
 static size_t ft_size_a(const ft_ctx *c) { return (size_t)c->zb * (size_t)c->ny * (size_t)c->nx; }
 static size_t ft_size_b(const ft_ctx *c) { return (size_t)c->yb * (size_t)c->nz * (size_t)c->nx; }
 
-/* Layout A (z slabs) -> layout B (y slabs): block for rank q holds my planes x q's rows. */
-static void ft_transpose_ab(ft_ctx *c, const ft_cplx *a, ft_cplx *b) {
-    size_t nx = (size_t)c->nx;
-    for (int q = 0; q < c->P; q++) {
-        ft_cplx *blk = c->sbuf + (size_t)q * c->block;
-        for (int zl = 0; zl < c->zb; zl++)
-            for (int yl = 0; yl < c->yb; yl++) {
-                ft_cplx *dst = blk + ((size_t)zl * (size_t)c->yb + (size_t)yl) * nx;
-                int y = q * c->yb + yl;
-                if (zl < c->zn && y < c->ny) memcpy(dst, a + ((size_t)zl * (size_t)c->ny + (size_t)y) * nx, nx * sizeof *dst);
-                else memset(dst, 0, nx * sizeof *dst);
-            }
-    }
-    MPI_Alltoall(c->sbuf, (int)c->block, c->cplx, c->rbuf, (int)c->block, c->cplx, c->comm);
-    for (int p = 0; p < c->P; p++) {
-        const ft_cplx *blk = c->rbuf + (size_t)p * c->block;
-        for (int zl = 0; zl < c->zb; zl++) {
-            int z = p * c->zb + zl;
-            if (z >= c->nz) break;
-            for (int yl = 0; yl < c->yn; yl++)
-                memcpy(b + ((size_t)yl * (size_t)c->nz + (size_t)z) * nx, blk + ((size_t)zl * (size_t)c->yb + (size_t)yl) * nx,
-                       nx * sizeof *b);
-        }
-    }
+/* Row (z, y) of nx values in layout A (a[zl][y][x], zl local) or B (b[yl][z][x], yl local); NULL
+ * when this rank does not hold it (a padding slot of an all-to-all block). */
+static ft_cplx *ft_row_a(const ft_ctx *c, ft_cplx *a, int zl, int y) {
+    return zl < c->zn && y < c->ny ? a + ((size_t)zl * (size_t)c->ny + (size_t)y) * (size_t)c->nx : NULL;
+}
+static ft_cplx *ft_row_b(const ft_ctx *c, ft_cplx *b, int yl, int z) {
+    return yl < c->yn && z < c->nz ? b + ((size_t)yl * (size_t)c->nz + (size_t)z) * (size_t)c->nx : NULL;
 }
 
-/* Layout B -> layout A, the exact inverse of ft_transpose_ab. */
-static void ft_transpose_ba(ft_ctx *c, const ft_cplx *b, ft_cplx *a) {
-    size_t nx = (size_t)c->nx;
-    for (int q = 0; q < c->P; q++) {
-        ft_cplx *blk = c->sbuf + (size_t)q * c->block;
+/* Slot (zl, yl) of the all-to-all block for / from rank q in buf. */
+static ft_cplx *ft_slot(const ft_ctx *c, ft_cplx *buf, int q, int zl, int yl) {
+    return buf + (size_t)q * c->block + ((size_t)zl * (size_t)c->yb + (size_t)yl) * (size_t)c->nx;
+}
+
+/* The transpose between layouts, one MPI_Alltoall. Slot (zl, yl) of the block exchanged with
+ * rank q holds row (z, y) with z = the z-slab owner's plane zl, y = the y-slab owner's row yl:
+ * A -> B sends my plane zl, q's row yl and receives p's plane zl, my row yl; B -> A the reverse. */
+static void ft_transpose(ft_ctx *c, int to_b, ft_cplx *a, ft_cplx *b) {
+    size_t row = (size_t)c->nx * sizeof(ft_cplx);
+    for (int q = 0; q < c->P; q++)
         for (int zl = 0; zl < c->zb; zl++)
             for (int yl = 0; yl < c->yb; yl++) {
-                ft_cplx *dst = blk + ((size_t)zl * (size_t)c->yb + (size_t)yl) * nx;
-                int z = q * c->zb + zl;
-                if (yl < c->yn && z < c->nz) memcpy(dst, b + ((size_t)yl * (size_t)c->nz + (size_t)z) * nx, nx * sizeof *dst);
-                else memset(dst, 0, nx * sizeof *dst);
+                ft_cplx *dst = ft_slot(c, c->sbuf, q, zl, yl);
+                const ft_cplx *src = to_b ? ft_row_a(c, a, zl, q * c->yb + yl) : ft_row_b(c, b, yl, q * c->zb + zl);
+                if (src) memcpy(dst, src, row);
+                else memset(dst, 0, row);
             }
-    }
     MPI_Alltoall(c->sbuf, (int)c->block, c->cplx, c->rbuf, (int)c->block, c->cplx, c->comm);
-    for (int p = 0; p < c->P; p++) {
-        const ft_cplx *blk = c->rbuf + (size_t)p * c->block;
-        for (int yl = 0; yl < c->yb; yl++) {
-            int y = p * c->yb + yl;
-            if (y >= c->ny) break;
-            for (int zl = 0; zl < c->zn; zl++)
-                memcpy(a + ((size_t)zl * (size_t)c->ny + (size_t)y) * nx, blk + ((size_t)zl * (size_t)c->yb + (size_t)yl) * nx,
-                       nx * sizeof *a);
-        }
-    }
+    for (int p = 0; p < c->P; p++)
+        for (int zl = 0; zl < c->zb; zl++)
+            for (int yl = 0; yl < c->yb; yl++) {
+                ft_cplx *dst = to_b ? ft_row_b(c, b, yl, p * c->zb + zl) : ft_row_a(c, a, zl, p * c->yb + yl);
+                if (dst) memcpy(dst, ft_slot(c, c->rbuf, p, zl, yl), row);
+            }
 }
 
 /* Forward 3-D FFT: x and y lines in the z slabs, transpose, z lines in the y slabs. a is
@@ -215,7 +199,7 @@ static void ft_forward(ft_ctx *c, ft_cplx *a, ft_cplx *b) {
         ft_fft_lines(&c->px, plane, 1, nx, ny, -1, c->scratch);
         ft_fft_lines(&c->py, plane, nx, 1, nx, -1, c->scratch);
     }
-    ft_transpose_ab(c, a, b);
+    ft_transpose(c, 1, a, b);
     for (int yl = 0; yl < c->yn; yl++) ft_fft_lines(&c->pz, b + (size_t)yl * nz * nx, nx, 1, nx, -1, c->scratch);
 }
 
@@ -223,7 +207,7 @@ static void ft_forward(ft_ctx *c, ft_cplx *a, ft_cplx *b) {
 static void ft_inverse(ft_ctx *c, ft_cplx *b, ft_cplx *a) {
     size_t nx = (size_t)c->nx, ny = (size_t)c->ny, nz = (size_t)c->nz;
     for (int yl = 0; yl < c->yn; yl++) ft_fft_lines(&c->pz, b + (size_t)yl * nz * nx, nx, 1, nx, +1, c->scratch);
-    ft_transpose_ba(c, b, a);
+    ft_transpose(c, 0, a, b);
     for (int zl = 0; zl < c->zn; zl++) {
         ft_cplx *plane = a + (size_t)zl * ny * nx;
         ft_fft_lines(&c->py, plane, nx, 1, nx, +1, c->scratch);
@@ -231,11 +215,16 @@ static void ft_inverse(ft_ctx *c, ft_cplx *b, ft_cplx *a) {
     }
 }
 
+/* NPB's stream at this rank's first plane: seed a^(2 nx ny z0) (two values per point). */
+static uint64_t ft_stream_at(const ft_ctx *c) {
+    return lts_npb_mul46(FT_SEED, lts_npb_pow46(LTS_NPB_A, (uint64_t)2 * (uint64_t)c->nx * (uint64_t)c->ny * (uint64_t)c->z0));
+}
+
 /* NPB FT's initial field in layout A: element m = x + nx (y + ny z) of the global field is
  * (r[2m], r[2m+1]) with r[n] = (seed a^(n+1) mod 2^46) 2^-46 — NPB's one continuous stream,
  * entered at this rank's first plane by a jump of a^(2 nx ny z0). */
 static void ft_initial(const ft_ctx *c, ft_cplx *a) {
-    uint64_t x = lts_npb_mul46(FT_SEED, lts_npb_pow46(LTS_NPB_A, (uint64_t)2 * (uint64_t)c->nx * (uint64_t)c->ny * (uint64_t)c->z0));
+    uint64_t x = ft_stream_at(c);
     size_t n = (size_t)c->zn * (size_t)c->ny * (size_t)c->nx;
     for (size_t m = 0; m < n; m++) {
         a[m].re = lts_npb_randlc(&x, LTS_NPB_A);
@@ -286,7 +275,7 @@ static ft_cplx ft_checksum(const ft_ctx *c, const ft_cplx *a, double *pts) {
 /* max |a / N - initial field| over this rank's slab, walking NPB's stream again (no copy of the
  * field is kept: class A's is 134 MB). */
 static double ft_roundtrip_error(const ft_ctx *c, const ft_cplx *a) {
-    uint64_t x = lts_npb_mul46(FT_SEED, lts_npb_pow46(LTS_NPB_A, (uint64_t)2 * (uint64_t)c->nx * (uint64_t)c->ny * (uint64_t)c->z0));
+    uint64_t x = ft_stream_at(c);
     size_t n = (size_t)c->zn * (size_t)c->ny * (size_t)c->nx;
     double inv = 1.0 / ((double)c->nx * (double)c->ny * (double)c->nz), e = 0.0;
     for (size_t m = 0; m < n; m++) {
