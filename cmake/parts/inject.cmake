@@ -12,7 +12,9 @@ set_target_properties(inject-overhead PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAK
 # Python_EXECUTABLE, which the Makefile passes (its venv's) and scikit-build-core sets (`pip install .`:
 # pympistandard is a build requirement in pyproject.toml); else the first python3 found.
 find_package(Python 3.10 COMPONENTS Interpreter REQUIRED)
-execute_process(COMMAND "${Python_EXECUTABLE}" -c "import pympistandard" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+execute_process(COMMAND "${Python_EXECUTABLE}" -c
+  "import pathlib, pympistandard; print(pathlib.Path(pympistandard.__file__).parent / 'data' / 'apis.json')"
+  OUTPUT_VARIABLE LTS_MPI_STANDARD OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc ERROR_QUIET)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${Python_EXECUTABLE} has no pympistandard (the MPI standard the injector's wrappers are "
                       "generated from): pip install -r requirements.txt, or pass -DPython_EXECUTABLE=<a python with it>")
@@ -36,7 +38,7 @@ add_custom_command(OUTPUT ${LTS_INJECT_GEN}/wrappers_gen.inc
   COMMAND "${Python_EXECUTABLE}" ${CMAKE_SOURCE_DIR}/src/inject/gen_wrappers.py --mpi-decls ${LTS_INJECT_GEN}/mpi_decls.i
           --coll-ops ${CMAKE_SOURCE_DIR}/include/latscope/algos.h -o ${LTS_INJECT_GEN}/wrappers_gen.inc
   DEPENDS ${CMAKE_SOURCE_DIR}/src/inject/gen_wrappers.py ${CMAKE_SOURCE_DIR}/include/latscope/algos.h
-          ${LTS_INJECT_GEN}/mpi_decls.i
+          ${LTS_INJECT_GEN}/mpi_decls.i ${LTS_MPI_STANDARD}
   COMMENT "Generating the injector's wrappers from the MPI standard (pympistandard)" VERBATIM)
 target_sources(latscope_inject PRIVATE ${LTS_INJECT_GEN}/wrappers_gen.inc)
 target_include_directories(latscope_inject PRIVATE ${LTS_INJECT_GEN})
