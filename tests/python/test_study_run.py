@@ -173,6 +173,7 @@ args = ["--class", "S"]
     (lambda s: s.replace('args = ["--class", "S"]', 'args = "--class S"'), 11, ["'apps.cg.args'", "list"]),
     (lambda s: s.replace("timeout_s = 60", "timeout_s = -1"), 4, ["'timeout_s' = -1"]),
     (lambda s: s + "colour = 1\n", 12, ["unknown key 'colour'"]),
+    (lambda s: s.replace("seed = 4", 'seed = 4\ncoll = "packets"'), 3, ["'coll' = 'packets'", "calls, messages"]),
     (lambda s: s.replace("seed = 4", "seed = = 4"), 2, ["not valid TOML"]),
 ])
 def test_bad_plan_exit_2_naming_the_line(tables: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -140,7 +140,8 @@ def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, A
     if cell.table.path is None:
         env = {k: v for k, v in ln.env.items() if k not in ENV_KEYS}
     else:
-        s = InjectSettings(cell.table.path, str(seed), calls=plan.calls, log_prefix=log_dir / "inject")
+        s = InjectSettings(cell.table.path, str(seed), calls=plan.calls, log_prefix=log_dir / "inject",
+                           coll=plan.coll)
         env = s.env(ln.env)
         # The injector goes into the ranks only, through `env` under the launcher: preloaded into
         # mpiexec and its proxies as well (as `latscope inject run` does), it loads the MPI library
@@ -240,7 +241,7 @@ def _meta(plan: Plan) -> dict[str, Any]:
 
     return {"type": "meta", "schema": SCHEMA, "tool": "latscope", "version": __version__,
             "plan": str(plan.path.resolve()), "plan_digest": plan.digest, "plan_text": plan.text,
-            "seed": plan.seed, "repetitions": plan.repetitions, "calls": plan.calls,
+            "seed": plan.seed, "repetitions": plan.repetitions, "calls": plan.calls, "coll": plan.coll,
             "tables": [{"name": t.name, "path": None if t.path is None else str(t.path),
                         "distribution": t.distribution, "mean_s": t.mean_s, "sd_s": t.sd_s} for t in plan.tables],
             "apps": [{"name": a.name, "program": a.program, "args": list(a.args), "np": list(a.nps),

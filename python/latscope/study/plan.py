@@ -15,7 +15,8 @@ from latscope.study import StudyError
 # The applications are the mini-apps of latscope.miniapps.REGISTRY (docs/miniapps.md), each
 # printing one line `latscope-miniapp app=... runtime_s=... verification=passed|failed ...`.
 NO_TABLE = "none"        # a table entry with this value runs the application without the injector
-TOP_KEYS = {"repetitions", "seed", "np", "timeout_s", "calls", "tables", "apps"}
+TOP_KEYS = {"repetitions", "seed", "np", "timeout_s", "calls", "coll", "tables", "apps"}
+COLL_MODES = ("calls", "messages")    # LATSCOPE_INJECT_COLL (docs/delay-table.md, "Per call or per message")
 APP_KEYS = {"args", "np", "program", "timeout_s"}
 MAX_NP = 1024
 
@@ -59,6 +60,7 @@ class Plan:
     repetitions: int
     seed: int
     calls: str | None
+    coll: str
     tables: list[Table]
     apps: list[App]
     digest: str = field(default="")
@@ -238,6 +240,10 @@ def parse_plan(path: Path) -> Plan:
     calls = doc.get("calls")
     if calls is not None and (not isinstance(calls, str) or not calls.strip() or any(c.isspace() for c in calls)):
         raise ck.fail(None, "calls", f"'calls' = {calls!r}: the injector's call list without spaces, e.g. p2p,coll")
+    coll = doc.get("coll", "calls")
+    if coll not in COLL_MODES:
+        raise ck.fail(None, "coll", f"'coll' = {coll!r}: one of {', '.join(COLL_MODES)} (a collective delayed once "
+                                    "per call, or run as point-to-point messages each delayed)")
     tdoc = doc.get("tables")
     if not isinstance(tdoc, dict) or not tdoc:
         raise ck.fail("tables" if isinstance(tdoc, dict) else None, "tables" if tdoc is not None else None,
@@ -247,6 +253,6 @@ def parse_plan(path: Path) -> Plan:
     if not isinstance(adoc, dict) or not adoc:
         raise ck.fail(None, None, "at least one [apps.NAME] section is required (e.g. [apps.cg])")
     apps = [_app(ck, k, v, default_np, timeout) for k, v in adoc.items()]
-    plan = Plan(path, text, reps, seed, calls, tables, apps)
+    plan = Plan(path, text, reps, seed, calls, str(coll), tables, apps)
     plan.digest = f"{zlib.crc32(text.encode()):08x}"
     return plan
