@@ -16,8 +16,9 @@ execute_process(COMMAND "${Python_EXECUTABLE}" -c
   "import pathlib, pympistandard; print(pathlib.Path(pympistandard.__file__).parent / 'data' / 'apis.json')"
   OUTPUT_VARIABLE LTS_MPI_STANDARD OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc ERROR_QUIET)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "${Python_EXECUTABLE} has no pympistandard (the MPI standard the injector's wrappers are "
-                      "generated from): pip install -r requirements.txt, or pass -DPython_EXECUTABLE=<a python with it>")
+  message(FATAL_ERROR "${Python_EXECUTABLE} has no pympistandard (the MPI standard the injector's wrappers "
+                      "are generated from): pip install -r requirements.txt, or pass "
+                      "-DPython_EXECUTABLE=<a python with it>")
 endif()
 set(LTS_INJECT_GEN ${CMAKE_BINARY_DIR}/inject)
 file(WRITE ${LTS_INJECT_GEN}/mpi_decls.c "#include <mpi.h>\n")
@@ -33,10 +34,12 @@ execute_process(COMMAND ${CMAKE_C_COMPILER} ${lts_mpi_flags} -E mpi_decls.c -o m
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cannot preprocess mpi.h with ${CMAKE_C_COMPILER} ${lts_mpi_flags}: ${err}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different mpi_decls.i.new mpi_decls.i WORKING_DIRECTORY ${LTS_INJECT_GEN})
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different mpi_decls.i.new mpi_decls.i
+                WORKING_DIRECTORY ${LTS_INJECT_GEN})
 add_custom_command(OUTPUT ${LTS_INJECT_GEN}/wrappers_gen.inc
-  COMMAND "${Python_EXECUTABLE}" ${CMAKE_SOURCE_DIR}/src/inject/gen_wrappers.py --mpi-decls ${LTS_INJECT_GEN}/mpi_decls.i
-          --coll-ops ${CMAKE_SOURCE_DIR}/include/latscope/algos.h -o ${LTS_INJECT_GEN}/wrappers_gen.inc
+  COMMAND "${Python_EXECUTABLE}" ${CMAKE_SOURCE_DIR}/src/inject/gen_wrappers.py
+          --mpi-decls ${LTS_INJECT_GEN}/mpi_decls.i --coll-ops ${CMAKE_SOURCE_DIR}/include/latscope/algos.h
+          -o ${LTS_INJECT_GEN}/wrappers_gen.inc
   DEPENDS ${CMAKE_SOURCE_DIR}/src/inject/gen_wrappers.py ${CMAKE_SOURCE_DIR}/include/latscope/algos.h
           ${LTS_INJECT_GEN}/mpi_decls.i ${LTS_MPI_STANDARD}
   COMMENT "Generating the injector's wrappers from the MPI standard (pympistandard)" VERBATIM)
