@@ -105,3 +105,19 @@ def test_np_the_kernel_cannot_split_exits_2_on_every_rank(app: str, np_: int, cl
     assert cp.returncode == 2, (cp.returncode, cp.stderr)
     assert cp.stdout == ""
     assert cp.stderr.count(needle) == 1, cp.stderr
+
+
+@pytest.mark.parametrize("app, np_, args", [
+    ("ft", 12, ["--class", "W", "--iters", "2"]),   # zb = 3: rank 11 owns no z plane, rank 10 two
+    ("mg", 12, []),                                  # coarse levels: most ranks own no plane
+    ("lu", 9, ["--iters", "3"]),                     # a 3 x 3 grid: rank 4 has all four neighbours
+])
+def test_uneven_and_empty_blocks(app: str, np_: int, args: list[str]) -> None:
+    """Decompositions np 1..4 do not reach: a rank with nothing to own (FT's padded all-to-all
+    blocks, MG's coarse levels) and LU's interior rank. Oversubscribed, but about 0.5 s each."""
+    cp = run(np_, app, *args, "--json")
+    assert cp.returncode == 0, cp.stderr
+    r = result(cp)
+    assert r["verification"] == "passed" and r["np"] == np_
+    if app != "ft":
+        assert r["value"] == r["reference"]
