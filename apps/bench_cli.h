@@ -52,6 +52,13 @@ int parse_duration(app_t *a, const char *flag, const char *v, double *out);
 int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name);
 /* lts_point_cb writing one record (and a progress line); ud is an emit_ctx_t. */
 void on_point(void *ud, const lts_point_t *pt);
+/* lts_coll_cfg_t.on_sync: a "clock_sync" record before the points it serves; ud is an emit_ctx_t. */
+void on_sync(void *ud, const lts_clocksync_info_t *info);
+/* "0:1,2:3" (width 2) or "0:1:2,..." (width 3): groups of world ranks < P; caller frees *out. */
+int parse_groups(app_t *a, const char *flag, const char *spec, int width, int P, int **out, size_t *n);
+/* the built-in commands (apps/cmd_p2p.c, apps/cmd_coll.c) */
+int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv);
+int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv);
 
 void common_init(common_t *o);
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */

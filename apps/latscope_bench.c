@@ -3,7 +3,8 @@
  *   latscope-bench coll [options]     collectives over all ranks, one or more algorithms
  *   latscope-bench list               the registries (timers, operations, sync methods)
  * Bad input: every rank parses the same arguments, so all reach the same verdict; rank 0 prints
- * the message, everyone finalizes and exits 2. */
+ * the message, everyone finalizes and exits 2. This file holds what every command shares (the
+ * common options, the record writer, the command table, main); the commands are apps/cmd_*.c. */
 #include "bench_cli.h"
 #include <errno.h>
 #include <getopt.h>
@@ -112,7 +113,7 @@ int parse_duration(app_t *a, const char *flag, const char *v, double *out) {
 }
 
 /* "0:1,2:3" (width 2) or "0:1:2,..." (width 3) */
-static int parse_groups(app_t *a, const char *flag, const char *spec, int width, int P, int **out, size_t *n) {
+int parse_groups(app_t *a, const char *flag, const char *spec, int width, int P, int **out, size_t *n) {
     size_t cap = 16, k = 0;
     int *g = malloc(cap * (size_t)width * sizeof *g);
     char *copy = strdup(spec), *save = NULL;
@@ -183,7 +184,7 @@ void on_point(void *ud, const lts_point_t *pt) {
 }
 
 /* lts_coll_cfg_t.on_sync: a "clock_sync" record before the points it serves */
-static void on_sync(void *ud, const lts_clocksync_info_t *info) {
+void on_sync(void *ud, const lts_clocksync_info_t *info) {
     emit_ctx_t *e = ud;
     if (lts_results_write_sync(e->out, info)) e->io_error = 1;
     if (e->progress)
@@ -379,279 +380,6 @@ int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd) 
     return 0;
 }
 
-/* --op A,B,...: the operations are measured one after the other in this launch (e.g.
- * pingpong_pmpi,pingpong: a PMPI tool's run and its baseline under one launch's conditions).
- * They must share a group size, so --pairs / --triplets apply to all. Returns how many. */
-static size_t p2p_ops(app_t *a, const char *op_name, const lts_op_desc_t **ops, size_t max_ops) {
-    size_t nops = 0;
-    char list[256];
-    if (snprintf(list, sizeof list, "%s", op_name) >= (int)sizeof list) fail(a, "--op '%s': too long", op_name);
-    char *save = NULL;
-    for (char *t = strtok_r(list, ",", &save); t && !a->have_err; t = strtok_r(NULL, ",", &save)) {
-        int i = lookup(a, &lts_p2p_registry, "--op", t);
-        if (i < 0) break;
-        if (nops == max_ops) { fail(a, "--op '%s': at most %zu operations", op_name, max_ops); break; }
-        ops[nops++] = (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)i);
-        if (ops[nops - 1]->group_size != ops[0]->group_size)
-            fail(a, "--op '%s': %s and %s have different group sizes (%d and %d ranks); run them separately",
-                 op_name, ops[0]->name, ops[nops - 1]->name, ops[0]->group_size, ops[nops - 1]->group_size);
-    }
-    if (!nops && !a->have_err) fail(a, "--op '%s': no operation named; valid: see latscope-bench list", op_name);
-    return nops;
-}
-
-static int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
-    const char *op_name = "pingpong", *mode = "par", *pairs = NULL, *triplets = NULL;
-    long reply = -2;   /* -2: default for the op */
-    int window = 64;
-    common_t o;
-    common_init(&o);
-    int c;
-    while ((c = command_opt(a, &o, argc, argv, lts_cli_opts)) >= 0) {
-        switch (c) {
-        case O_OP: op_name = optarg; break;
-        case O_MODE: mode = optarg; break;
-        case O_PAIRS: pairs = optarg; break;
-        case O_TRIPLETS: triplets = optarg; break;
-        case O_REPLY: {
-            size_t v;
-            int rc = lts_parse_size(optarg, &v);
-            if (rc) fail(a, "--reply-size '%s': must be a size from 0 to 1G (e.g. 0, 8, 64K)", optarg);
-            else reply = (long)v;
-            break;
-        }
-        case O_WINDOW: parse_int(a, "--window", optarg, 1, 1024, &window); break;
-        default: foreign_opt(a, c, argv, "p2p");
-        }
-    }
-    if (c == -2) return -1;   /* --help */
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
-
-    enum { MAX_OPS = 8 };
-    const lts_op_desc_t *ops[MAX_OPS];
-    size_t nops = p2p_ops(a, op_name, ops, MAX_OPS);
-    int op_i = nops ? 0 : -1;
-    common_check(a, &o, "p2p");
-    if (!a->have_err && (o.timings & (o.timings - 1)))
-        fail(a, "--timing '%s': p2p takes one method: root or max", o.timing);
-    if (strcmp(mode, "seq") && strcmp(mode, "par")) fail(a, "--mode '%s': valid: seq, par", mode);
-    size_t *sizes = o.sizes, nsizes = o.nsizes;
-
-    const lts_op_desc_t *op = op_i >= 0 && !a->have_err ? ops[0] : NULL;
-    for (size_t k = 1; k < nops && op && !a->have_err; k++)
-        if (reply >= 0 && strcmp(ops[k]->name, "roundtrip") && strcmp(ops[k]->name, "p2two"))
-            fail(a, "--reply-size applies to --op roundtrip and p2two, not %s", ops[k]->name);
-    int *groups = NULL;
-    size_t ngroups = 0;
-    if (op && !a->have_err) {
-        if (a->P < op->group_size)
-            fail(a, "--op %s needs at least %d ranks; this run has %d (start it with mpiexec -n %d or more)", op->name,
-                 op->group_size, a->P, op->group_size);
-        else if (op->group_size == 3 && pairs)
-            fail(a, "--pairs does not apply to --op %s: it takes --triplets I:J:K,...", op->name);
-        else if (op->group_size == 2 && triplets)
-            fail(a, "--triplets applies only to --op p2two; --op %s takes --pairs I:J,...", op->name);
-        else if (reply >= 0 && strcmp(op->name, "roundtrip") && strcmp(op->name, "p2two"))
-            fail(a, "--reply-size applies to --op roundtrip and p2two, not %s", op->name);
-        else if (op->group_size == 2) {
-            if (pairs) parse_groups(a, "--pairs", pairs, 2, a->P, &groups, &ngroups);
-            else lts_all_pairs(a->P, &groups, &ngroups);
-        } else {
-            if (triplets) parse_groups(a, "--triplets", triplets, 3, a->P, &groups, &ngroups);
-            else lts_all_triplets(a->P, &groups, &ngroups);
-        }
-        if (reply == -2) reply = !strcmp(op->name, "p2two") ? 0 : -1;
-        if (!a->have_err && op->windowed) {
-            size_t max_b = 0;
-            for (size_t s = 0; s < nsizes; s++) if (sizes[s] > max_b) max_b = sizes[s];
-            if ((double)max_b * window > (double)LTS_SIZE_MAX_BYTES)
-                fail(a, "--window %d x largest size %zu B needs more than 1 GiB of receive buffers; lower one of them",
-                     window, max_b);
-        }
-    }
-    if (common_open(a, &o)) {
-        free(sizes);
-        free(groups);
-        return 1;
-    }
-
-    lts_run_info_t info = common_info(&o, "p2p", nops > 1 ? op_name : op->name, full_argc, full_argv);
-    info.mode = mode;
-    /* pairs run side by side only in par mode with 4 or more ranks (lts_p2p_run) */
-    info.sync = lts_sync_resolve(common_sync(&o), op, !strcmp(mode, "par") && a->P >= 4,
-                                 lts_timing_row(o.tmeth)->sync_start)->name;
-    info.sizes = sizes;
-    info.nsizes = nsizes;
-    info.reply_bytes = reply;
-    info.window = window;
-    int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
-
-    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nops * nsizes * ngroups, rc != 0};
-    for (size_t k = 0; k < nops && !rc; k++) {
-        lts_p2p_cfg_t cfg = {ops[k], !strcmp(mode, "par") ? LTS_MODE_PAR : LTS_MODE_SEQ, groups, ngroups, sizes, nsizes,
-                             reply, window, {&o.timer, o.pol, common_sync(&o), o.tmeth}, on_point, &e};
-        cfg.measure.dummy_work_s = o.dummy_work_s;
-        rc = lts_p2p_run(MPI_COMM_WORLD, &cfg);
-    }
-    free(sizes);
-    free(groups);
-    return common_finish(a, &o, rc, e.io_error, "p2p");
-}
-
-/* The algorithms a --alg list selects for a collective (parametrised rows such as "tree:k=3"
- * instantiated by lts_coll_select; caller frees *algs), and the sizes checked against the
- * operation's split: shared by coll and every command that measures collectives. */
-void coll_select_and_sizes(app_t *a, common_t *o, int op_i, const char *op_name, const char *alg_spec,
-                           const lts_coll_alg_t ***algs, size_t *nalgs) {
-    char bad[256] = "", names[512];
-    lts_reg_names(lts_coll_registry((lts_coll_op_t)op_i), names, sizeof names);
-    int rc = lts_coll_select((lts_coll_op_t)op_i, alg_spec, algs, nalgs, bad, sizeof bad);
-    if (rc == LTS_ENOTFOUND)
-        fail(a, "--alg '%s': unknown algorithm '%s' for --op %s; valid: %s", alg_spec, bad, op_name, names);
-    else if (rc) fail(a, "--alg '%s': %s", alg_spec, bad[0] ? bad : lts_strerror(rc));
-    else if (!*nalgs) fail(a, "--alg '%s' selects no algorithm for --op %s; valid: %s", alg_spec, op_name, names);
-    /* split operations: the default sizes are per-rank blocks of 0, 8, ... 64K */
-    if (!o->sizes_given && !a->have_err && !lts_coll_size_ok(op_i, 1, a->P))
-        for (size_t s = 0; s < o->nsizes; s++) o->sizes[s] *= (size_t)a->P;
-    for (size_t s = 0; s < o->nsizes && !a->have_err; s++) {
-        if (!lts_coll_size_ok(op_i, o->sizes[s], a->P))
-            fail(a, "--sizes: %zu B is not divisible by the %d ranks: --op %s splits the size (the whole buffer) "
-                 "into one block per rank; give multiples of %d", o->sizes[s], a->P, op_name, a->P);
-        else if (o->sizes[s] > (size_t)INT_MAX)
-            fail(a, "--sizes: %zu B is more than an MPI count can say", o->sizes[s]);
-    }
-}
-
-/* "op alg, ..." for every collective algorithm row carrying `flags`. */
-static void coll_rows_with(unsigned flags, char *buf, size_t n) {
-    buf[0] = '\0';
-    for (int op = 0; op < LTS_COLL_NOPS; op++) {
-        const lts_registry_t *r = lts_coll_registry((lts_coll_op_t)op);
-        for (size_t i = 0; i < r->count; i++)
-            if ((((const lts_coll_alg_t *)lts_reg_row(r, i))->flags & flags) == flags)
-                snprintf(buf + strlen(buf), n - strlen(buf), "%s%s %s", buf[0] ? ", " : "",
-                         lts_reg_row(&lts_coll_op_names, (size_t)op)->name, lts_reg_row(r, i)->name);
-    }
-}
-
-/* Collectives over all ranks: every selected algorithm at every size, through lts_measure. */
-static int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
-    const char *op_name = "bcast", *alg_spec = "all", *root_s = "0", *csync = NULL;
-    double resync = 0.0, window = 0.0;
-    int window_given = 0;
-    common_t o;
-    common_init(&o);
-    o.timing_allowed = (1u << LTS_TIMING_N) - 1;
-    int c;
-    while ((c = command_opt(a, &o, argc, argv, lts_cli_opts)) >= 0) {
-        switch (c) {
-        case O_OP: op_name = optarg; break;
-        case O_ALG: alg_spec = optarg; break;
-        case O_ROOT: root_s = optarg; break;
-        case O_CLOCKSYNC: csync = optarg; break;
-        case O_RESYNC: parse_duration(a, "--resync", optarg, &resync); break;
-        case O_STARTWIN:
-            window_given = 1;
-            if (!parse_duration(a, "--start-window", optarg, &window) && window < 1e-6)
-                fail(a, "--start-window '%s': too short: the common start must leave the ranks time to arrive; "
-                     "give at least 1us (default: measured)", optarg);
-            break;
-        default: foreign_opt(a, c, argv, "coll");
-        }
-    }
-    if (c == -2) return -1;   /* --help */
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
-
-    int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
-    common_check(a, &o, "coll");
-    char *end;
-    errno = 0;
-    long root = strtol(root_s, &end, 10);
-    if (errno || end == root_s || *end || root < 0 || root >= a->P)
-        fail(a, "--root '%s': must be a rank of this run, 0..%d", root_s, a->P - 1);
-    const lts_coll_alg_t **algs = NULL;
-    size_t nalgs = 0;
-    if (op_i >= 0) coll_select_and_sizes(a, &o, op_i, op_name, alg_spec, &algs, &nalgs);
-    /* timing methods against the operation, the algorithms and the other options, from their
-     * rows: `global` is any method on the synchronised clock */
-    int global = 0;
-    char clocked[64] = "", unclocked[128] = "";
-    for (size_t i = 0; i < lts_timing_registry.count; i++) {
-        const lts_timing_desc_t *t = lts_timing_row((lts_timing_t)i);
-        char *list = t->needs_clock ? clocked : unclocked;
-        size_t len = t->needs_clock ? sizeof clocked : sizeof unclocked;
-        if (!t->per_target) snprintf(list + strlen(list), len - strlen(list), "%s%s", *list ? ", " : "", t->name);
-        if (t->needs_clock && (o.timings & (1u << i))) global = 1;
-    }
-    const int all_timings = !strcmp(o.timing, "all");
-    if (!a->have_err && csync) lookup(a, &lts_clocksync_registry, "--clock-sync", csync);
-    if (!a->have_err && !global && (csync || window_given || resync > 0))
-        fail(a, "%s applies to --timing %s (or all); this run uses --timing %s",
-             csync ? "--clock-sync" : window_given ? "--start-window" : "--resync", clocked, o.timing);
-    if (!a->have_err && global && !strcmp(o.sync_name, "none"))
-        fail(a, "--timing %s: %s timing starts every repetition at a common instant, so repetitions cannot be "
-             "pipelined; drop --pipelined / --sync none or choose one of %s", o.timing, clocked, unclocked);
-    /* a method named on its own must apply to every algorithm selected ("all": where it applies) */
-    for (size_t i = 0; i < lts_timing_registry.count && !all_timings; i++) {
-        const lts_timing_desc_t *t = lts_timing_row((lts_timing_t)i);
-        if (a->have_err || !(o.timings & (1u << i))) continue;
-        if (t->per_target && a->P < 2)
-            fail(a, "--timing %s needs at least 2 ranks (root -> rank i tasks); this run has 1", t->name);
-        for (size_t k = 0; k < nalgs && !a->have_err; k++)
-            if (!lts_timing_applies(t, algs[k], a->P)) {
-                char rows[256];
-                coll_rows_with(t->alg_flags, rows, sizeof rows);
-                fail(a, "--timing %s applies to the algorithms whose root -> rank i messages are tasks of their own "
-                     "(%s), not --op %s --alg %s", t->name, rows, op_name, algs[k]->name);
-            }
-    }
-    if (common_open(a, &o)) {
-        free(o.sizes);
-        free(algs);
-        return 1;
-    }
-    if (global && !csync) csync = "hca";
-    const char *opn = lts_reg_row(&lts_coll_op_names, (size_t)op_i)->name;
-    lts_run_info_t info = common_info(&o, "coll", opn, full_argc, full_argv);
-    info.clock_sync = global ? csync : NULL;
-    info.resync_s = resync;
-    int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
-    int nt = 0;
-    for (int i = 0; i < LTS_TIMING_N; i++) nt += !!(o.timings & (1u << i));
-    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nalgs * o.nsizes * (size_t)nt, rc != 0};
-    lts_coll_cfg_t cfg = {0};
-    cfg.op = op_i;
-    cfg.algs = algs;
-    cfg.nalgs = nalgs;
-    cfg.root = (int)root;
-    cfg.sizes = o.sizes;
-    cfg.nsizes = o.nsizes;
-    cfg.measure.timer = &o.timer;
-    cfg.measure.policy = o.pol;
-    cfg.measure.sync = common_sync(&o);
-    cfg.measure.timing = o.tmeth;
-    cfg.measure.dummy_work_s = o.dummy_work_s;
-    cfg.measure.start_window_s = window;
-    cfg.on_point = on_point;
-    cfg.ud = &e;
-    cfg.timings = o.timings;
-    cfg.clock_sync = csync;
-    cfg.resync_s = resync;
-    cfg.on_sync = on_sync;
-    rc = lts_coll_run(MPI_COMM_WORLD, &cfg);
-    if (rc == LTS_ERANGE) {
-        fail(a, "--start-window %g us is shorter than twice the clocks' residual error after --clock-sync %s; widen it "
-             "or leave it out (measured)", window * 1e6, csync);
-        rc = LTS_OK;
-    } else if (rc == LTS_ENODATA && a->me == 0) {
-        fprintf(stderr, "latscope-bench: no valid repetition: with global timing every repetition had a rank reach the "
-                        "common start late; widen --start-window (or run fewer ranks than cores)\n");
-    }
-    free(o.sizes);
-    free(algs);
-    return common_finish(a, &o, rc, e.io_error, "coll");
-}
-
 /* ---- the command table: built-ins here, others from apps/cmd_*.c via LTS_BENCH_COMMAND ---- */
 
 #define MAX_COMMANDS 32
@@ -676,6 +404,7 @@ struct option *cli_opts_with(const struct option *own) {
     return o;
 }
 
+/* the built-in commands (apps/cmd_p2p.c, apps/cmd_coll.c), registered here so they come first */
 LTS_BENCH_COMMAND("p2p", "latscope-bench p2p [options]      point-to-point campaigns", cmd_p2p)
 LTS_BENCH_COMMAND("coll", "latscope-bench coll [options]     collectives over all ranks", cmd_coll)
 
