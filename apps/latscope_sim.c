@@ -24,6 +24,7 @@ static void usage(FILE *f) {
             "  variation: --table FILE (latscope delay table, docs/delay-table.md) --seed N (default 1)\n"
             "  --goal-unit S   a GOAL calc's unit (default 1e-9: ns)\n"
             "  --per-rank FILE per-rank finish times, JSONL\n"
+            "  --goal-out FILE write the generated schedule as GOAL text instead of running it\n"
             "  --bins N        histogram bins of the finish times (default 20)\n"
             "  --list          the generated schedules\n");
 }
@@ -76,7 +77,7 @@ static int cmp64(const void *a, const void *b) {
 static double sec(int64_t ps) { return (double)ps / 1e12; }
 
 int main(int argc, char **argv) {
-    const char *algo = NULL, *goal = NULL, *table_path = NULL, *per_rank = NULL;
+    const char *algo = NULL, *goal = NULL, *table_path = NULL, *per_rank = NULL, *goal_out = NULL;
     long long P = 0, size = 0, bins = 20, seed = 1, k = 2, S = -1;
     lts_sim_opts_t o;
     memset(&o, 0, sizeof o);
@@ -96,6 +97,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--goal")) goal = v;
         else if (!strcmp(a, "--table")) table_path = v;
         else if (!strcmp(a, "--per-rank")) per_rank = v;
+        else if (!strcmp(a, "--goal-out")) goal_out = v;
         else if (!strcmp(a, "--P")) rc = parse_count(a, v, 1, 1 << 30, &P);
         else if (!strcmp(a, "--k")) rc = parse_count(a, v, 2, 1 << 20, &k);
         else if (!strcmp(a, "--size")) rc = parse_count(a, v, 0, (long long)1 << 40, &size);
@@ -119,6 +121,7 @@ int main(int argc, char **argv) {
     if (!!algo == !!goal) return bad("give one schedule: --algo NAME --P N, or --goal FILE%s%s", "", "");
     if (algo && !P) return bad("--algo %s needs --P N (ranks)%s", algo, "");
     if (goal && P) return bad("--P is for --algo; a GOAL file says num_ranks itself%s%s", "", "");
+    if (goal_out && !algo) return bad("--goal-out writes a generated schedule: give --algo NAME --P N%s%s", "", "");
     if (goal && o.goal_unit_ps <= 0) return bad("--goal-unit must be > 0%s%s", "", "");
 
     static uint64_t table[LTS_INJECT_TABLE_N];
@@ -139,6 +142,19 @@ int main(int argc, char **argv) {
     if (algo) {
         lts_sim_prog_t prog;
         rc = lts_sim_prog_init(&prog, algo, (int)P, (int)k, size, err, sizeof err);
+        if (!rc && goal_out) {
+            FILE *f = strcmp(goal_out, "-") ? fopen(goal_out, "w") : stdout;
+            if (!f) {
+                fprintf(stderr, PROG ": error: --goal-out %s: cannot write: %s\n", goal_out, strerror(errno));
+                return 2;
+            }
+            rc = lts_sim_prog_write_goal(&prog, f);
+            if ((f != stdout && fclose(f)) || rc) {
+                fprintf(stderr, PROG ": error: --goal-out %s: write failed\n", goal_out);
+                return 2;
+            }
+            return 0;
+        }
         if (!rc) rc = lts_sim_run_prog(&prog, &o, &res, err, sizeof err);
     } else {
         lts_goal_t *g = NULL;
@@ -164,8 +180,12 @@ int main(int argc, char **argv) {
             return 2;
         }
         for (int r = 0; r < res.P; r++)
-            fprintf(f, "{\"rank\": %d, \"finish_s\": %.17g, \"finish_ps\": %lld}\n", r, sec(res.finish[r]),
+        {
+            fprintf(f, "{\"rank\": %d, \"finish_s\": %.17g, \"finish_ps\": %lld", r, sec(res.finish[r]),
                     (long long)res.finish[r]);
+            if (res.delay_ps) fprintf(f, ", \"delay_ps\": %lld", (long long)res.delay_ps[r]);
+            fprintf(f, "}\n");
+        }
         if (fclose(f)) {
             fprintf(stderr, PROG ": error: --per-rank %s: write failed\n", per_rank);
             lts_sim_result_free(&res);

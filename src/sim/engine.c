@@ -68,7 +68,7 @@ typedef struct sim {
     const lts_goal_t *goal;
     int P;
     rank_t *r;
-    int64_t *fin;
+    int64_t *fin, *dl;   /* per rank: finish time; table delay drawn */
     bucket_t b[NBUCKET];
     size_t head0;        /* bucket 0's next event (FIFO) */
     uint64_t last;       /* the last popped time */
@@ -216,6 +216,7 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
     if (s->o->table) {   /* one draw per send, in the rank's issue order: the injector's sequence */
         int64_t d = (int64_t)s->o->table[lts_inject_next_index(&R->rng)] * 1000;
         t0 += d;
+        s->dl[r] += d;
         s->delays++;
         s->delay_sum += d;
     }
@@ -296,7 +297,8 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
         return fail(s, LTS_EINVAL, "LogGOPS parameters must be >= 0 (L, o, g, G, O, S)");
     s->r = calloc((size_t)P, sizeof *s->r);
     s->fin = calloc((size_t)P, sizeof *s->fin);
-    if (!s->r || !s->fin) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
+    s->dl = o->table ? calloc((size_t)P, sizeof *s->dl) : NULL;
+    if (!s->r || !s->fin || (o->table && !s->dl)) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
     for (int i = 0; i < P; i++) {
         rank_t *R = &s->r[i];
         R->posted.head = R->posted.tail = R->unexp.head = R->unexp.tail = R->ready.head = R->ready.tail = -1;
@@ -310,19 +312,22 @@ static void finish_common(sim_t *s, lts_sim_result_t *res, size_t extra_bytes_us
     res->P = s->P;
     res->finish = s->fin;
     s->fin = NULL;
+    res->delay_ps = s->dl;
+    s->dl = NULL;
     res->events = s->events;
     res->messages = s->messages;
     res->delays = s->delays;
     res->delay_sum = s->delay_sum;
     size_t ev_bytes = 0;
     for (int i = 0; i < NBUCKET; i++) ev_bytes += s->b[i].cap * sizeof(ev_t);
-    res->peak_bytes = (size_t)s->P * (sizeof(rank_t) + sizeof(int64_t)) + ev_bytes + s->qcap * sizeof(qent_t) +
+    res->peak_bytes = (size_t)s->P * (sizeof(rank_t) + sizeof(int64_t) * (s->o->table ? 2 : 1)) + ev_bytes + s->qcap * sizeof(qent_t) +
                       extra_bytes_used;
 }
 
 static void free_common(sim_t *s) {
     free(s->r);
     free(s->fin);
+    free(s->dl);
     for (int i = 0; i < NBUCKET; i++) free(s->b[i].e);
     free(s->q);
     free(s->vstate);
@@ -331,7 +336,11 @@ static void free_common(sim_t *s) {
 }
 
 void lts_sim_result_free(lts_sim_result_t *r) {
-    if (r) { free(r->finish); r->finish = NULL; }
+    if (r) {
+        free(r->finish);
+        free(r->delay_ps);
+        r->finish = r->delay_ps = NULL;
+    }
 }
 
 /* ---- generated programs ------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #define LTS_SIM_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define LTS_SIM_ERRLEN 512
 #define LTS_SIM_ANY (-1)   /* recv from any source / with any tag (GOAL's -1) */
@@ -48,6 +49,11 @@ extern const lts_sim_algo_t lts_sim_algos[];
 extern const int lts_sim_nalgos;
 int lts_sim_prog_init(lts_sim_prog_t *p, const char *name, int P, int k, int64_t size, char *err, size_t errlen);
 
+/* Write a generated schedule as GOAL text: each rank's operations in program order; a send or
+ * calc requires the operation before it and the receives of every wait before it, a receive is
+ * posted (irequires) when the operation before it has started. */
+int lts_sim_prog_write_goal(const lts_sim_prog_t *p, FILE *f);
+
 /* A GOAL schedule (LogGOPSim/Schedgen text), parsed into arrays (src/sim/goal.c). */
 typedef struct lts_goal lts_goal_t;
 int lts_goal_parse(const char *text, size_t len, const char *name, lts_goal_t **out, char *err, size_t errlen);
@@ -66,6 +72,7 @@ typedef struct lts_sim_opts {
 typedef struct lts_sim_result {
     int P;
     int64_t *finish;      /* per rank: the end of its last operation, ps (malloc'ed) */
+    int64_t *delay_ps;    /* per rank: table delay drawn, ps (malloc'ed; NULL without a table) */
     uint64_t events, messages, delays;
     int64_t delay_sum;    /* ps of table delay drawn, all ranks */
     size_t peak_bytes;    /* the engine's own arrays at their largest (heap, pools, per-rank state) */

@@ -1,0 +1,255 @@
+"""The LogGOPS simulator (issue 16, docs/sim.md): exactness against latscope.models' closed forms
+and the barrier loop simulation, the generated schedules against barrier_sim's programs, GOAL
+import (round trip, LogGOPSim syntax, errors), determinism, and the injector's draw sequence."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from latscope import sim
+from latscope.models import LogGPParams, LogPParams, message_point
+from latscope.models.barrier import barrier_time_s
+from latscope.models.barrier_sim import SimParams, _binomial_bcast, model_program, simulate, single_shot_s
+from latscope.run import build_dir, launch, program
+
+TIMEOUT = 60
+# whole picoseconds, so the engine's integer times and the closed forms' floats meet exactly
+L, OS, OR = 1.234e-6, 2.1e-7, 3.3e-7
+POW2 = [2, 4, 16, 256, 4096, 1 << 16]
+ANY_P = [2, 3, 5, 7, 12, 100, 1000, 1023, 1025, 40000, (1 << 16) - 1, 1 << 16]
+
+
+def lsim(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(program("latscope-sim")), *args], capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def write_table(path: Path, values: list[int]) -> Path:
+    assert len(values) == 4096
+    rows = [" ".join(str(v) for v in values[i:i + 8]) for i in range(0, 4096, 8)]
+    path.write_text("# latscope-delay-table 1\n# test table\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    # 0..~30 us, far from uniform, no two neighbours alike
+    return write_table(tmp_path / "t.txt", [(i * 7919) % 4099 * 7 + (i % 13) * 1000 for i in range(4096)])
+
+
+# ---- exactness -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("g", [0.0, 4.5e-7])
+def test_dissemination_equals_the_closed_form_at_every_P(g: float) -> None:
+    par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=g)
+    h_ps = round(L * 1e12) + round(OS * 1e12) + round(OR * 1e12)
+    for P in ANY_P:
+        r = sim.run("dissemination", par, P=P, per_rank=False)
+        want = barrier_time_s(par, P, "dissemination")
+        assert r.time_ps == h_ps * math.ceil(math.log2(P)), P        # integer: exact
+        assert close(r.time_s, want), (P, r.time_s, want)
+        assert r.summary["finish_min_s"] == r.time_s                  # every rank leaves together
+
+
+@pytest.mark.parametrize("g", [0.0, 4.5e-7])
+def test_linear_equals_the_closed_form(g: float) -> None:
+    # gather: h + (P-2) max(o_r, g); release: h + (P-2) max(o_s, g) (docs/models.md)
+    par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=g)
+    for P in [2, 3, 5, 64, 1000, 4096]:
+        r = sim.run("linear", par, P=P, per_rank=False)
+        assert close(r.time_s, barrier_time_s(par, P, "linear")), P
+
+
+def test_binomial_bcast_equals_h_log2_P_at_powers_of_two() -> None:
+    # LogGP, 1000-byte messages: h = o_s + L + 999 G + o_r (message_point), ceil(log2 P) hops
+    par = LogGPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=1e-7, G_s_per_byte=2e-10)
+    hop = message_point(par, 1000).hop_s
+    for P in POW2:
+        r = sim.run("binomial-bcast", par, P=P, size_bytes=1000, per_rank=False)
+        assert close(r.time_s, hop * math.log2(P)), (P, r.time_s, hop * math.log2(P))
+
+
+@pytest.mark.parametrize("g", [0.0, 4.5e-7])
+def test_agrees_with_barrier_sim_on_the_rows_it_generates(g: float) -> None:
+    par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=g)
+    sp = SimParams(o_s_s=OS, o_r_s=OR, L_s=L, g_s=g)
+    bcast = lambda me, P, k: _binomial_bcast(me, P, "b")   # noqa: E731
+    for P in [1, 2, 3, 5, 8, 13, 33]:
+        for name, prog in (("dissemination", model_program("dissemination")), ("linear", model_program("linear")),
+                           ("binomial-bcast", bcast)):
+            r = sim.run(name, par, P=P)
+            times = simulate(prog, P, 2, sp)
+            want = [t[0] for t in times]
+            assert all(close(a, b) or a == b for a, b in zip(r.finish_s, want)), (name, P, r.finish_s, want)
+            assert close(r.time_s, single_shot_s(prog, P, 2, sp)) or P == 1
+
+
+# ---- the generated schedules are barrier_sim's (and so src/algos') ----------------------------
+
+def goal_ops(text: str) -> dict[int, list[tuple[str, int, int]]]:
+    """rank -> [(kind, peer, tag)] of a GOAL text in file order."""
+    out: dict[int, list[tuple[str, int, int]]] = {}
+    rank = -1
+    for line in text.splitlines():
+        w = line.split()
+        if w[:1] == ["rank"]:
+            rank = int(w[1])
+            out[rank] = []
+        elif len(w) >= 5 and w[1] in ("send", "recv"):
+            out[rank].append((w[1], int(w[4]), int(w[6])))
+    return out
+
+
+@pytest.mark.parametrize("name", ["dissemination", "linear", "binomial-bcast"])
+def test_generated_schedules_are_barrier_sims_programs(name: str) -> None:
+    py = {"dissemination": model_program("dissemination"), "linear": model_program("linear"),
+          "binomial-bcast": lambda me, P, k: _binomial_bcast(me, P, "b")}[name]
+    for P in [1, 2, 3, 5, 8, 13, 64]:
+        cp = lsim("--algo", name, "--P", str(P), "--goal-out", "-")
+        assert cp.returncode == 0, cp.stderr
+        got = goal_ops(cp.stdout)
+        for me in range(P):
+            want = [op for op in py(me, P, 2) if op[0] in ("send", "irecv")]
+            assert [(k, p) for k, p, _ in got[me]] == [("send" if op[0] == "send" else "recv", op[1]) for op in want]
+            # the tags name the same messages: one C tag per Python tag
+            pairs = {(t, op[2]) for (_, _, t), op in zip(got[me], want)}
+            assert len({a for a, _ in pairs}) == len(pairs) == len({b for _, b in pairs})
+
+
+# ---- GOAL ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,P", [("dissemination", 16), ("dissemination", 13), ("linear", 9),
+                                    ("binomial-bcast", 11)])
+def test_goal_round_trip(tmp_path: Path, name: str, P: int) -> None:
+    f = tmp_path / f"{name}.goal"
+    assert lsim("--algo", name, "--P", str(P), "--size", "64", "--goal-out", str(f)).returncode == 0
+    par = LogGPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=0.0, G_s_per_byte=1e-9)
+    gen = sim.run(name, par, P=P, size_bytes=64)
+    imp = sim.run(f, par)
+    assert imp.finish_ps == gen.finish_ps
+    assert imp.summary["messages"] == gen.summary["messages"]
+
+
+LOGGOPSIM_STYLE = """\
+// a ping-pong with a wildcard receive and a computation, LogGOPSim's syntax
+num_ranks 2
+
+rank 0 {
+l1: send 8b to 1 tag 0 cpu 0 nic 0
+l2: recv 8b from 1 tag 0
+l2 requires l1
+}
+
+rank 1 {
+/* any source,
+   any tag */
+l1: recv 8b from -1 tag -1
+l2: send 8b to 0 tag 0
+l3: calc 100 cpu 0
+l2 requires l1
+l3 irequires l2
+}
+"""
+
+
+def test_goal_in_loggopsim_syntax(tmp_path: Path) -> None:
+    f = tmp_path / "pp.goal"
+    f.write_text(LOGGOPSIM_STYLE)
+    par = sim.LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=2e-7)
+    r = sim.run(f, par)
+    # rank 1 receives at o + L + o = 1.4 us, sends (CPU to 1.6 us), then 100 ns of calc;
+    # rank 0's receive ends at 1.4 + 0.2 + 1 + 0.2 = 2.8 us
+    assert r.finish_ps == [2_800_000, 1_700_000]
+
+
+def test_rendezvous_adds_the_handshake(tmp_path: Path) -> None:
+    f = tmp_path / "one.goal"
+    f.write_text("num_ranks 2\nrank 0 {\nl1: send 101b to 1\n}\nrank 1 {\nl1: recv 101b from 0\n}\n")
+    eager = sim.run(f, sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7, G_s_per_byte=1e-9))
+    rndv = sim.run(f, sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7, G_s_per_byte=1e-9, S_bytes=100))
+    # eager: o + 100 G + L + o; rendezvous: request (o + L), answer (o + L), then the data
+    assert eager.finish_ps[1] == 100_000 + 100_000 + 1_000_000 + 100_000
+    assert rndv.finish_ps[1] == eager.finish_ps[1] + 2 * (100_000 + 1_000_000)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("num_ranks 2\nrank 0 {\nl1: recv 8b from 1 tag 5\n}\nrank 1 {\n}\n",
+     "rank 0: recv 8b from 1 tag 5 never matched"),
+    ("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 3\n}\nrank 1 {\nl1: recv 8b from 0 tag 4\n}\n",
+     "rank 1: recv 8b from 0 tag 4 never matched"),
+    ("num_ranks 1\nrank 0 {\nl1: calc 5\nl2: calc 5\nl1 requires l2\nl2 requires l1\n}\n",
+     "rank 0: calc never became ready"),
+    ("num_ranks 2\nrank 0 {\nl1: snd 8b to 1\n}\n", "x.goal:3: unknown operation 'snd'"),
+    ("num_ranks 2\nrank 0 {\nl1: send 8 to 1\n}\n", "x.goal:3: send needs a size in bytes like '8b'"),
+    ("num_ranks 2\nrank 0 {\nl1: send 8b to 2\n}\n", "x.goal:3: send to rank '2': valid: 0..1"),
+    ("num_ranks 2\nrank 0 {\nl1: send 8b to 1\nl1 requires l9\n}\n", "label 'l9' is not defined"),
+    ("num_ranks 2\nrank 0 {\nl1: send 8b to 1\n", "missing '}'"),
+    ("rank 0 {\n}\n", "'rank' before 'num_ranks N'"),
+])
+def test_bad_goal_and_deadlock_exit_2_with_one_line(tmp_path: Path, text: str, needle: str) -> None:
+    f = tmp_path / "x.goal"
+    f.write_text(text)
+    cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim", str(f), "--L", "1us", "--o", "0.1us"],
+                        capture_output=True, text=True, timeout=TIMEOUT)
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert needle in cp.stderr and "Traceback" not in cp.stderr
+    assert len(cp.stderr.strip().splitlines()) == 1
+
+
+def test_bad_options_exit_2() -> None:
+    for args in (["--algo", "nope", "--P", "4"], ["--algo", "linear"], ["--algo", "linear", "--P", "0"],
+                 ["--algo", "linear", "--P", "4", "--L", "-1"], ["--goal", "/nonexistent.goal"]):
+        cp = lsim(*args)
+        assert cp.returncode == 2 and cp.stderr.startswith("latscope-sim: error: "), (args, cp.stderr)
+
+
+# ---- determinism and variation ----------------------------------------------------------------
+
+def test_same_seed_same_output_different_seed_different_draws(table: Path) -> None:
+    par = sim.LogGOPS(L_s=L, o_s_s=OS, o_r_s=OR)
+    a = sim.run("dissemination", par, table=table, seed=7, P=300)
+    b = sim.run("dissemination", par, table=table, seed=7, P=300)
+    c = sim.run("dissemination", par, table=table, seed=8, P=300)
+    assert a.finish_ps == b.finish_ps and a.summary["time_ps"] == b.summary["time_ps"]
+    assert a.finish_ps != c.finish_ps
+    quiet = sim.run("dissemination", par, P=300)
+    assert min(a.finish_ps) > quiet.time_ps          # every rank waited for some delay
+    assert a.summary["delays"] == a.summary["messages"] == 300 * 9
+
+
+def test_per_rank_draws_are_the_injectors(tmp_path: Path, table: Path) -> None:
+    """The injector's own log (count and sum of requested delays per rank) equals the simulator's
+    per-rank draws for the same table and seed: the same stream, drawn in the same order."""
+    lib = build_dir() / "lib" / "liblatscope_inject.so"
+    assert lib.exists(), f"{lib} not built (make build)"
+    ln = launch(2)
+    env = {k: v for k, v in ln.env.items() if not k.startswith("LATSCOPE_INJECT_") and k != "LD_PRELOAD"}
+    env.update({"LD_PRELOAD": str(lib), "LATSCOPE_INJECT_TABLE": str(table), "LATSCOPE_INJECT_SEED": "4242",
+                "LATSCOPE_INJECT_LOG": str(tmp_path / "log")})
+    cp = subprocess.run(ln.prefix + [str(program("inject-probe")), "50", "5"], env=env, capture_output=True,
+                        text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    logs = [json.loads((tmp_path / f"log.{r}.json").read_text()) for r in range(2)]
+    # rank r issues exactly count_r sends: the simulator draws count_r delays on rank r
+    n = [int(lg["count"]) for lg in logs]
+    assert min(n) > 0
+    lines = ["num_ranks 2"]
+    for r in range(2):
+        lines.append(f"rank {r} {{")
+        lines += [f"s{i}: send 8b to {1 - r} tag 0" for i in range(n[r])]
+        lines += [f"r{i}: recv 8b from {1 - r} tag 0" for i in range(n[1 - r])]
+        lines.append("}")
+    f = tmp_path / "draws.goal"
+    f.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "pr.jsonl"
+    sim.run(f, sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7), table=table, seed=4242, per_rank_path=out)
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [rec["delay_ps"] for rec in recs] == [int(lg["requested_ns_sum"]) * 1000 for lg in logs]
