@@ -97,7 +97,7 @@ def execute(cmd: list[str], env: dict[str, str], timeout_s: float) -> Outcome:
 def inject_summary(log_dir: Path) -> dict[str, Any] | None:
     """The injector's per-rank logs (latscope.inject-log/1, src/inject/inject.c) summed over ranks:
     how many delays, their requested and achieved mean. None when no rank wrote one."""
-    from latscope.inject_cli import read_logs
+    from latscope.inject import read_logs
 
     logs = read_logs(log_dir / "inject")
     if not logs:
@@ -126,7 +126,7 @@ def host_info() -> dict[str, Any]:
 
 def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, Any]:
     """Run one cell once and return its record (not yet written)."""
-    from latscope.inject_cli import ENV_KEYS, InjectSettings
+    from latscope.inject import ENV_KEYS, InjectSettings
     from latscope.run import launch, program
 
     ln = launch(cell.np)
