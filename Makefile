@@ -51,7 +51,8 @@ BUILD_STAMP := $(BUILD)/.latscope-built
 export LATSCOPE_BUILD_DIR := $(abspath $(BUILD))
 export LATSCOPE_MPIEXEC := $(MPIEXEC)
 
-C_SOURCES := $(shell find src apps miniapps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*)
+C_SOURCES := $(shell find src apps miniapps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*) \
+	src/inject/gen_wrappers.py
 
 .PHONY: all setup build demo study-demo test test-c test-py typecheck test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm
 

@@ -121,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{a.coll_ops}: no LTS_COLL_OP_LIST(X)")
     msg_ops = set(re.findall(r"\bX\((\w+),", m.group(1)))
     ws = spec_wrappers(load_standard())
+    if not msg_ops or msg_ops - {w.blocking_op for w in ws}:   # each runs as messages (LTS_AS_MESSAGES)
+        raise SystemExit(f"{a.coll_ops}: LTS_COLL_OP_LIST {sorted(msg_ops)}: not all blocking collectives")
     have = [w for w in ws if w.name[4:] in declared]
     lacks = [w.name for w in ws if w.name[4:] not in declared]
     if not have:
