@@ -132,6 +132,7 @@ def test_sdist_and_wheel_contents(installed: Installed) -> None:
               "include/latscope/latscope.h", "include/latscope/version.h", "lib/pkgconfig/latscope.pc",
               "lib/cmake/latscope/latscopeConfig.cmake"):
         assert f"latscope/_native/{f}" in names, f
+    assert "latscope/py.typed" in names   # typed package (PEP 561): users' type checkers read its annotations
     requires = [ln.split(":", 1)[1].strip() for ln in meta.splitlines() if ln.startswith("Requires-Dist:")]
     assert ("mpich" in " ".join(requires)) == installed.bundled, requires
     assert "-py3-none-linux_" in installed.wheel.name   # no Python extension: any Python 3
