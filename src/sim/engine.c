@@ -23,24 +23,64 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-/* ---- event queue: a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990) of (time, payload).
- * Valid because no event is ever scheduled before the one being processed (times only grow):
- * bucket i > 0 holds the events whose time first differs from the last popped time in bit i-1,
- * bucket 0 those at that very time, first in first out. A push is O(1), a pop moves each event
- * down at most 64 times in all; the buckets are flat arrays of 16-byte events (no pointer
- * chasing: at 10^6 ranks a binary heap's pop was 60 % of the run). The order of events at one
- * time is their scheduling order, itself fixed by the inputs: runs are deterministic. */
-typedef struct ev { int64_t t; uint64_t p; } ev_t;
-enum { EV_READY = 0, EV_ARRIVE = 1, EV_CTS = 2 };
+/* ---- event queue: a timing wheel (Varghese & Lauck 1987; a calendar queue, Brown 1988) of
+ * (time, payload) events. Bucket k holds the events of [k W, (k+1) W), W = 2^WBITS ps; the wheel
+ * covers NB buckets ahead of the current one, later events wait in a 4-ary heap ("far"). The
+ * current bucket is consumed in (time, payload) order: as a FIFO while all its events share one
+ * time (a lock-step schedule: 10^6 events at one instant cost O(1) each), else as a small 4-ary
+ * heap. No event is ever scheduled before the one being processed. Measured at 2^20 ranks
+ * (bench/sim_scale.py): a binary heap's pop was 60 % of the run, a radix heap moved each event
+ * ~20 times once delays spread the times. The order is total: runs are deterministic. */
+/* An eager message travels inside its event (src, tag, size): nothing is allocated for it
+ * unless it must wait in a queue, and its arrival reads no other memory. */
+typedef struct ev { int64_t t; uint64_t p; int64_t size; int32_t src, tag; } ev_t;
+enum { EV_READY = 0, EV_ARRIVE = 1, EV_CTS = 2, EV_MSG = 3 };   /* ARRIVE: a rendezvous request or its data */
 #define EV_MAKE(type, rank, arg) (((uint64_t)(type) << 62) | ((uint64_t)(uint32_t)(rank) << 32) | (uint32_t)(arg))
 #define EV_TYPE(p) ((int)((p) >> 62))
 #define EV_RANK(p) ((int)(((p) >> 32) & 0x3fffffffu))
 #define EV_ARG(p) ((uint32_t)(p))
 #define LTS_SIM_MAX_RANKS (1 << 30)
-#define NBUCKET 65
+#define WBITS 12
+#define NB (1u << 16)
 
-typedef struct bucket { ev_t *e; size_t n, cap; } bucket_t;
+typedef struct evvec { ev_t *e; size_t n, cap; } evvec_t;
+
+static inline int ev_less(const ev_t *a, const ev_t *b) { return a->t < b->t || (a->t == b->t && a->p < b->p); }
+
+static void heap_up(ev_t *h, size_t i) {
+    ev_t e = h[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 4;
+        if (!ev_less(&e, &h[parent])) break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = e;
+}
+
+static void heap_down(ev_t *h, size_t n, size_t i) {
+    ev_t e = h[i];
+    for (;;) {
+        size_t c = 4 * i + 1;
+        if (c >= n) break;
+        size_t best = c, end = c + 4 < n ? c + 4 : n;
+        for (size_t j = c + 1; j < end; j++)
+            if (ev_less(&h[j], &h[best])) best = j;
+        if (!ev_less(&h[best], &e)) break;
+        h[i] = h[best];
+        i = best;
+    }
+    h[i] = e;
+}
+
+static ev_t heap_pop(evvec_t *v) {
+    ev_t top = v->e[0];
+    v->e[0] = v->e[--v->n];
+    if (v->n) heap_down(v->e, v->n, 0);
+    return top;
+}
 
 /* ---- pool of queue entries (messages, posted receives), singly linked by index -------------- */
 enum { M_EAGER = 1, M_RTS, M_DATA, M_POSTED };
@@ -57,9 +97,12 @@ enum { R_RUN = 0, R_WAIT, R_SEND, R_DONE };
 typedef struct rank {
     int64_t cpu, nic_s, nic_r;   /* when each resource is next free */
     uint64_t rng;                /* the injector's per-rank stream (src/inject/table.h) */
-    list_t posted, unexp, ready; /* posted receives; unexpected messages; matched, unprocessed */
+    list_t posted, unexp, ready; /* posted receives after the first; unexpected messages; matched,
+                                    unprocessed */
     uint32_t pc, outstanding;
-    int32_t state;
+    int32_t ps_src, ps_tag;      /* the first posted receive, here: a match reads no other memory */
+    uint32_t ps_h;
+    uint8_t state, ps_on;
 } rank_t;
 
 typedef struct sim {
@@ -69,9 +112,13 @@ typedef struct sim {
     int P;
     rank_t *r;
     int64_t *fin, *dl;   /* per rank: finish time; table delay drawn */
-    bucket_t b[NBUCKET];
-    size_t head0;        /* bucket 0's next event (FIFO) */
-    uint64_t last;       /* the last popped time */
+    evvec_t *ring;       /* NB buckets */
+    evvec_t far;         /* beyond the wheel: a 4-ary heap */
+    uint64_t cur;        /* the current bucket's number (time >> WBITS) */
+    size_t head;         /* FIFO mode: the current bucket's next event */
+    int cur_heap;        /* the current bucket is a heap (else a FIFO of one time, cur_t) */
+    int64_t cur_t;
+    size_t ring_n;       /* events in the wheel's other buckets */
     size_t hn, hpeak;    /* events queued, at most */
     qent_t *q;
     size_t qn, qcap;
@@ -101,52 +148,112 @@ static int fail(sim_t *s, int code, const char *fmt, ...) {
     return code;
 }
 
-static inline int bucket_of(uint64_t t, uint64_t last) { return t == last ? 0 : 64 - __builtin_clzll(t ^ last); }
-
-static int bput(sim_t *s, int i, ev_t e) {
-    bucket_t *b = &s->b[i];
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        ev_t *ne = realloc(b->e, nc * sizeof *ne);
+static int vput(sim_t *s, evvec_t *v, ev_t e) {
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : 64;
+        ev_t *ne = realloc(v->e, nc * sizeof *ne);
         if (!ne) return fail(s, LTS_ENOMEM, "out of memory (event queue of %zu events)", nc);
-        b->e = ne;
-        b->cap = nc;
+        v->e = ne;
+        v->cap = nc;
     }
-    b->e[b->n++] = e;
+    v->e[v->n++] = e;
+    return 0;
+}
+
+static int push_ev(sim_t *s, ev_t e) {
+    int64_t t = e.t;
+    uint64_t k = (uint64_t)t >> WBITS;
+    if (t < s->now)
+        return fail(s, LTS_EINVAL, "internal: an event scheduled in the past (%lld < %lld ps)", (long long)t,
+                    (long long)s->now);
+    if (++s->hn > s->hpeak) s->hpeak = s->hn;
+    if (k == s->cur) {
+        evvec_t *b = &s->ring[k & (NB - 1)];
+        if (!s->cur_heap) {
+            if (t == s->cur_t || s->head == b->n) {
+                if (s->head == b->n) { b->n = s->head = 0; s->cur_t = t; }
+                return vput(s, b, e);
+            }
+            /* a second time in this bucket: the rest becomes a heap */
+            memmove(b->e, b->e + s->head, (b->n - s->head) * sizeof *b->e);
+            b->n -= s->head;
+            s->head = 0;
+            s->cur_heap = 1;
+        }
+        if (vput(s, b, e)) return s->failed;
+        heap_up(b->e, b->n - 1);
+        return 0;
+    }
+    if (k < s->cur + NB) {
+        s->ring_n++;
+        return vput(s, &s->ring[k & (NB - 1)], e);
+    }
+    if (vput(s, &s->far, e)) return s->failed;
+    heap_up(s->far.e, s->far.n - 1);
     return 0;
 }
 
 static int push(sim_t *s, int type, int rank, uint32_t arg, int64_t t) {
-    if ((uint64_t)t < s->last)
-        return fail(s, LTS_EINVAL, "internal: an event scheduled in the past (%lld < %llu ps)", (long long)t,
-                    (unsigned long long)s->last);
-    ev_t e = {t, EV_MAKE(type, rank, arg)};
-    if (bput(s, bucket_of((uint64_t)t, s->last), e)) return s->failed;
-    if (++s->hn > s->hpeak) s->hpeak = s->hn;
-    return 0;
+    ev_t e = {t, EV_MAKE(type, rank, arg), 0, 0, 0};
+    return push_ev(s, e);
 }
 
-/* the earliest event (s->hn > 0); a failed reallocation while redistributing sets s->failed */
-static ev_t pop(sim_t *s) {
-    bucket_t *b0 = &s->b[0];
-    if (s->head0 == b0->n) {
-        b0->n = s->head0 = 0;
-        int i = 1;
-        while (!s->b[i].n) i++;
-        bucket_t *bi = &s->b[i];
-        uint64_t m = (uint64_t)bi->e[0].t;
-        for (size_t j = 1; j < bi->n; j++)
-            if ((uint64_t)bi->e[j].t < m) m = (uint64_t)bi->e[j].t;
-        s->last = m;
-        size_t n = bi->n;
-        bi->n = 0;
-        for (size_t j = 0; j < n; j++) {   /* every one lands in a lower bucket than i */
-            ev_t e = bi->e[j];
-            bput(s, bucket_of((uint64_t)e.t, m), e);
-        }
+/* Make bucket s->cur current: far events now within the wheel join it, its events form a FIFO
+ * (one time) or a heap. */
+static void enter_bucket(sim_t *s) {
+    while (s->far.n && ((uint64_t)s->far.e[0].t >> WBITS) < s->cur + NB) {
+        ev_t e = heap_pop(&s->far);
+        uint64_t k = (uint64_t)e.t >> WBITS;
+        if (vput(s, &s->ring[k & (NB - 1)], e)) return;
+        s->ring_n++;
     }
-    s->hn--;
-    return b0->e[s->head0++];
+    evvec_t *b = &s->ring[s->cur & (NB - 1)];
+    s->ring_n -= b->n;
+    s->head = 0;
+    s->cur_heap = 0;
+    if (!b->n) return;
+    s->cur_t = b->e[0].t;
+    for (size_t i = 1; i < b->n; i++)
+        if (b->e[i].t != s->cur_t) { s->cur_heap = 1; break; }
+    if (s->cur_heap)
+        for (size_t i = b->n / 4 + 1; i-- > 0;) heap_down(b->e, b->n, i);
+}
+
+/* the earliest event (s->hn > 0); a failed reallocation sets s->failed */
+static ev_t pop(sim_t *s) {
+    for (;;) {
+        evvec_t *b = &s->ring[s->cur & (NB - 1)];
+        if (s->cur_heap ? b->n > 0 : s->head < b->n) {
+            s->hn--;
+            ev_t e = s->cur_heap ? heap_pop(b) : b->e[s->head++];
+            /* the next event's rank, fetched while this one is processed: once delays spread the
+             * times, ranks come in no order and this miss was most of the time per event */
+            if (s->cur_heap ? b->n > 0 : s->head < b->n)
+                __builtin_prefetch(&s->r[EV_RANK((s->cur_heap ? b->e[0] : b->e[s->head]).p)], 1);
+            return e;
+        }
+        b->n = 0;
+        if (b->cap > 256) {   /* memory follows the events in flight, not every bucket's peak */
+            free(b->e);
+            b->e = NULL;
+            b->cap = 0;
+        }
+        /* the next bucket; with the wheel empty, straight to the first far event's */
+        s->cur = s->ring_n ? s->cur + 1 : (uint64_t)s->far.e[0].t >> WBITS;
+        enter_bucket(s);
+        if (s->failed) return (ev_t){0, 0, 0, 0, 0};
+    }
+}
+
+/* Large arrays on transparent huge pages where the kernel allows it: the ranks are visited in
+ * no order once delays spread the times, and a TLB miss per visit doubled the cost. */
+static void hugify(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+    uintptr_t a = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1), e = (uintptr_t)p + n;
+    if (e > a + (2u << 20)) madvise((void *)a, (e - a) & ~(uintptr_t)((2u << 20) - 1), MADV_HUGEPAGE);
+#else
+    (void)p; (void)n;
+#endif
 }
 
 static int32_t qalloc(sim_t *s) {
@@ -162,6 +269,7 @@ static int32_t qalloc(sim_t *s) {
         if (!nq) { fail(s, LTS_ENOMEM, "out of memory (%zu messages in flight)", nc); return -1; }
         s->q = nq;
         s->qcap = nc;
+        if (nc * sizeof *nq >= (8u << 20)) hugify(nq, nc * sizeof *nq);
     }
     return (int32_t)s->qn++;
 }
@@ -204,6 +312,46 @@ static int32_t lmatch(sim_t *s, list_t *l, int src, int tag, int recv_side_wild)
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t extra_bytes(int64_t size) { return size > 1 ? size - 1 : 0; }
 
+/* Posted receives: the oldest in the rank's own slot, the others in its pool list, in order. */
+static int posted_add(sim_t *s, rank_t *R, int src, int tag, uint32_t h) {
+    if (!R->ps_on) {
+        R->ps_src = src;
+        R->ps_tag = tag;
+        R->ps_h = h;
+        R->ps_on = 1;
+        return 0;
+    }
+    int32_t e = qalloc(s);
+    if (e < 0) return s->failed;
+    s->q[e].src = src;
+    s->q[e].tag = tag;
+    s->q[e].kind = M_POSTED;
+    s->q[e].h = h;
+    lappend(s, &R->posted, e);
+    return 0;
+}
+
+/* The first posted receive that a message (src, tag) matches: removed, its handle in *h; 1, or
+ * 0 when none matches. */
+static int posted_match(sim_t *s, rank_t *R, int src, int tag, uint32_t *h) {
+    if (!R->ps_on) return 0;
+    if ((R->ps_src == LTS_SIM_ANY || R->ps_src == src) && (R->ps_tag == LTS_SIM_ANY || R->ps_tag == tag)) {
+        *h = R->ps_h;
+        int32_t nx = lpop(s, &R->posted);
+        if (nx < 0) { R->ps_on = 0; return 1; }
+        R->ps_src = s->q[nx].src;
+        R->ps_tag = s->q[nx].tag;
+        R->ps_h = s->q[nx].h;
+        qfree(s, nx);
+        return 1;
+    }
+    int32_t pr = lmatch(s, &R->posted, src, tag, 1);
+    if (pr < 0) return 0;
+    *h = s->q[pr].h;
+    qfree(s, pr);
+    return 1;
+}
+
 /* ---- LogGOPS costs ---------------------------------------------------------------------- */
 
 /* Issue a send from rank r at time t (>= now). Returns the pool entry (-1 on error); *start is
@@ -221,6 +369,16 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
         s->delay_sum += d;
     }
     t0 = max64(t0, R->nic_s);
+    s->messages++;
+    *start = t0;
+    int64_t b = extra_bytes(size);
+    if (size <= p->S) {
+        R->cpu = t0 + p->o_s + b * p->O;
+        R->nic_s = t0 + p->g + b * p->G;
+        *done = R->cpu;
+        ev_t ev = {t0 + p->o_s + b * p->G + p->L, EV_MAKE(EV_MSG, dst, 0), size, r, tag};
+        return push_ev(s, ev) ? -1 : 0;
+    }
     int32_t m = qalloc(s);
     if (m < 0) return -1;
     qent_t *e = &s->q[m];
@@ -230,16 +388,6 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
     e->tag = tag;
     e->h = handle;
     e->h2 = 0;
-    s->messages++;
-    *start = t0;
-    int64_t b = extra_bytes(size);
-    if (size <= p->S) {
-        e->kind = M_EAGER;
-        R->cpu = t0 + p->o_s + b * p->O;
-        R->nic_s = t0 + p->g + b * p->G;
-        *done = R->cpu;
-        return push(s, EV_ARRIVE, dst, (uint32_t)m, t0 + p->o_s + b * p->G + p->L) ? -1 : m;
-    }
     e->kind = M_RTS;
     R->cpu = t0 + p->o_s;
     R->nic_s = t0 + p->g;
@@ -247,11 +395,11 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
     return push(s, EV_ARRIVE, dst, (uint32_t)m, t0 + p->o_s + p->L) ? -1 : m;
 }
 
-/* Rank r processes message m (eager or rendezvous data) at time t: returns the completion. */
-static int64_t do_recv(sim_t *s, int r, const qent_t *m, int64_t t) {
+/* Rank r processes a message of `size` bytes at time t: returns the completion. */
+static int64_t do_recv(sim_t *s, int r, int64_t size, int64_t t) {
     const lts_sim_params_t *p = &s->o->par;
     rank_t *R = &s->r[r];
-    int64_t b = extra_bytes(m->size);
+    int64_t b = extra_bytes(size);
     int64_t t1 = max64(max64(t, R->cpu), R->nic_r);
     R->nic_r = t1 + p->g + b * p->G;
     R->cpu = t1 + p->o_r + b * p->O;
@@ -296,9 +444,11 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
     if (p->L < 0 || p->o_s < 0 || p->o_r < 0 || p->g < 0 || p->G < 0 || p->O < 0 || p->S < 0)
         return fail(s, LTS_EINVAL, "LogGOPS parameters must be >= 0 (L, o, g, G, O, S)");
     s->r = calloc((size_t)P, sizeof *s->r);
+    if (s->r) hugify(s->r, (size_t)P * sizeof *s->r);
     s->fin = calloc((size_t)P, sizeof *s->fin);
+    s->ring = calloc(NB, sizeof *s->ring);
     s->dl = o->table ? calloc((size_t)P, sizeof *s->dl) : NULL;
-    if (!s->r || !s->fin || (o->table && !s->dl)) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
+    if (!s->r || !s->fin || !s->ring || (o->table && !s->dl)) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
     for (int i = 0; i < P; i++) {
         rank_t *R = &s->r[i];
         R->posted.head = R->posted.tail = R->unexp.head = R->unexp.tail = R->ready.head = R->ready.tail = -1;
@@ -318,8 +468,8 @@ static void finish_common(sim_t *s, lts_sim_result_t *res, size_t extra_bytes_us
     res->messages = s->messages;
     res->delays = s->delays;
     res->delay_sum = s->delay_sum;
-    size_t ev_bytes = 0;
-    for (int i = 0; i < NBUCKET; i++) ev_bytes += s->b[i].cap * sizeof(ev_t);
+    size_t ev_bytes = NB * sizeof(evvec_t) + s->far.cap * sizeof(ev_t);
+    for (size_t i = 0; i < NB; i++) ev_bytes += s->ring[i].cap * sizeof(ev_t);
     res->peak_bytes = (size_t)s->P * (sizeof(rank_t) + sizeof(int64_t) * (s->o->table ? 2 : 1)) + ev_bytes + s->qcap * sizeof(qent_t) +
                       extra_bytes_used;
 }
@@ -328,7 +478,10 @@ static void free_common(sim_t *s) {
     free(s->r);
     free(s->fin);
     free(s->dl);
-    for (int i = 0; i < NBUCKET; i++) free(s->b[i].e);
+    if (s->ring)
+        for (size_t i = 0; i < NB; i++) free(s->ring[i].e);
+    free(s->ring);
+    free(s->far.e);
     free(s->q);
     free(s->vstate);
     free(s->vleft);
@@ -360,7 +513,7 @@ static int64_t drain_ready(sim_t *s, int r, int64_t t) {
     rank_t *R = &s->r[r];
     int32_t m;
     while ((m = lpop(s, &R->ready)) >= 0) {
-        t = max64(t, do_recv(s, r, &s->q[m], t));
+        t = max64(t, do_recv(s, r, s->q[m].size, t));
         qfree(s, m);
         R->outstanding--;
     }
@@ -407,15 +560,8 @@ static int run_rank(sim_t *s, int r, int64_t t) {
                 } else {
                     lappend(s, &R->ready, m);
                 }
-            } else {
-                int32_t e = qalloc(s);
-                if (e < 0) return s->failed;
-                s->q[e].src = op.peer;
-                s->q[e].tag = op.tag;
-                s->q[e].size = op.size;
-                s->q[e].kind = M_POSTED;
-                s->q[e].h = R->pc;
-                lappend(s, &R->posted, e);
+            } else if (posted_add(s, R, op.peer, op.tag, R->pc)) {
+                return s->failed;
             }
             R->outstanding++;
             R->pc++;
@@ -432,15 +578,45 @@ static int run_rank(sim_t *s, int r, int64_t t) {
     }
 }
 
+/* An eager message that must wait in a queue gets a pool entry. */
+static int32_t msg_entry(sim_t *s, const ev_t *ev) {
+    int32_t m = qalloc(s);
+    if (m < 0) return -1;
+    qent_t *e = &s->q[m];
+    e->kind = M_EAGER;
+    e->src = ev->src;
+    e->tag = ev->tag;
+    e->size = ev->size;
+    return m;
+}
+
+/* An eager message reaches rank r: a rank waiting for it processes it at once (its ready list is
+ * empty: drained when it began to wait); else it queues, matched (ready) or not (unexpected). */
+static int prog_msg(sim_t *s, int r, const ev_t *ev) {
+    rank_t *R = &s->r[r];
+    uint32_t h;
+    int matched = posted_match(s, R, ev->src, ev->tag, &h);
+    if (matched && R->state == R_WAIT) {
+        int64_t t = do_recv(s, r, ev->size, s->now);
+        if (--R->outstanding) return 0;
+        R->state = R_RUN;
+        R->pc++;
+        return s->ahead ? run_rank(s, r, t) : push(s, EV_READY, r, 0, t);
+    }
+    int32_t m = msg_entry(s, ev);
+    if (m < 0) return s->failed;
+    lappend(s, matched ? &R->ready : &R->unexp, m);
+    return 0;
+}
+
 static int prog_arrive(sim_t *s, int r, int32_t m) {
     rank_t *R = &s->r[r];
     qent_t *e = &s->q[m];
     if (e->kind == M_DATA) {
         lappend(s, &R->ready, m);
     } else {
-        int32_t pr = lmatch(s, &R->posted, e->src, e->tag, 1);
-        if (pr < 0) { lappend(s, &R->unexp, m); return 0; }
-        qfree(s, pr);
+        uint32_t h;
+        if (!posted_match(s, R, e->src, e->tag, &h)) { lappend(s, &R->unexp, m); return 0; }
         if (e->kind == M_RTS) return do_rts(s, r, m, (uint32_t)r, s->now);
         lappend(s, &R->ready, m);
     }
@@ -459,13 +635,12 @@ static int prog_deadlock(sim_t *s) {
     for (int r = 0; r < s->P; r++) {
         rank_t *R = &s->r[r];
         if (R->state == R_DONE) continue;
-        if (R->state == R_WAIT && R->posted.head >= 0) {
-            const qent_t *e = &s->q[R->posted.head];
+        if (R->state == R_WAIT && R->ps_on) {
             lts_sim_op_t op;
-            s->prog->op(s->prog, r, e->h, &op);
+            s->prog->op(s->prog, r, R->ps_h, &op);
             return fail(s, LTS_EINVAL,
                         "deadlock: %s, rank %d, operation %u: recv from %d tag %d never matched (no such send)",
-                        s->prog->name, r, e->h, op.peer, op.tag);
+                        s->prog->name, r, R->ps_h, op.peer, op.tag);
         }
         lts_sim_op_t op;
         s->prog->op(s->prog, r, R->pc ? R->pc - 1 : 0, &op);
@@ -493,11 +668,13 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
     while (!rc && s.hn) {
         ev_t e = pop(&s);
         if (s.failed) { rc = s.failed; break; }
+        if (e.t < s.now) { rc = fail(&s, LTS_EINVAL, "internal: event queue out of order (%lld < %lld ps)", (long long)e.t, (long long)s.now); break; }
         s.now = e.t;
         s.events++;
         int r = EV_RANK(e.p);
         switch (EV_TYPE(e.p)) {
         case EV_READY: rc = run_rank(&s, r, s.now); break;
+        case EV_MSG: rc = prog_msg(&s, r, &e); break;
         case EV_ARRIVE: rc = prog_arrive(&s, r, (int32_t)EV_ARG(e.p)); break;
         case EV_CTS: {
             int32_t m = (int32_t)EV_ARG(e.p);
@@ -560,22 +737,25 @@ static int goal_ready(sim_t *s, uint32_t v) {
     default: {   /* recv: posted now */
         if (v_started(s, v, s->now)) return s->failed;
         int32_t m = lmatch(s, &R->unexp, g->peer[v], g->tag[v], 0);
-        if (m < 0) {
-            int32_t e = qalloc(s);
-            if (e < 0) return s->failed;
-            s->q[e].src = g->peer[v];
-            s->q[e].tag = g->tag[v];
-            s->q[e].kind = M_POSTED;
-            s->q[e].h = v;
-            lappend(s, &R->posted, e);
-            return 0;
-        }
+        if (m < 0) return posted_add(s, R, g->peer[v], g->tag[v], v);
         if (s->q[m].kind == M_RTS) return do_rts(s, r, m, v, s->now);
-        int64_t done = do_recv(s, r, &s->q[m], s->now);
+        int64_t done = do_recv(s, r, s->q[m].size, s->now);
         qfree(s, m);
         return v_done(s, v, done);
     }
     }
+}
+
+static int goal_msg(sim_t *s, int r, const ev_t *ev) {
+    rank_t *R = &s->r[r];
+    uint32_t v;
+    if (!posted_match(s, R, ev->src, ev->tag, &v)) {
+        int32_t m = msg_entry(s, ev);
+        if (m < 0) return s->failed;
+        lappend(s, &R->unexp, m);
+        return 0;
+    }
+    return v_done(s, v, do_recv(s, r, ev->size, s->now));
 }
 
 static int goal_arrive(sim_t *s, int r, int32_t m) {
@@ -583,16 +763,14 @@ static int goal_arrive(sim_t *s, int r, int32_t m) {
     qent_t *e = &s->q[m];
     if (e->kind == M_DATA) {
         uint32_t v = e->h2;
-        int64_t done = do_recv(s, r, e, s->now);
+        int64_t done = do_recv(s, r, e->size, s->now);
         qfree(s, m);
         return v_done(s, v, done);
     }
-    int32_t pr = lmatch(s, &R->posted, e->src, e->tag, 1);
-    if (pr < 0) { lappend(s, &R->unexp, m); return 0; }
-    uint32_t v = s->q[pr].h;
-    qfree(s, pr);
+    uint32_t v;
+    if (!posted_match(s, R, e->src, e->tag, &v)) { lappend(s, &R->unexp, m); return 0; }
     if (e->kind == M_RTS) return do_rts(s, r, m, v, s->now);
-    int64_t done = do_recv(s, r, e, s->now);
+    int64_t done = do_recv(s, r, e->size, s->now);
     qfree(s, m);
     return v_done(s, v, done);
 }
@@ -647,11 +825,13 @@ int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_resul
     while (!rc && s.hn) {
         ev_t e = pop(&s);
         if (s.failed) { rc = s.failed; break; }
+        if (e.t < s.now) { rc = fail(&s, LTS_EINVAL, "internal: event queue out of order (%lld < %lld ps)", (long long)e.t, (long long)s.now); break; }
         s.now = e.t;
         s.events++;
         int r = EV_RANK(e.p);
         switch (EV_TYPE(e.p)) {
         case EV_READY: rc = goal_ready(&s, EV_ARG(e.p)); break;
+        case EV_MSG: rc = goal_msg(&s, r, &e); break;
         case EV_ARRIVE: rc = goal_arrive(&s, r, (int32_t)EV_ARG(e.p)); break;
         case EV_CTS: {
             int32_t m = (int32_t)EV_ARG(e.p);
