@@ -106,7 +106,7 @@ test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
 test-py: build
-	$(VPY) -m pytest -x -q -rf $(PYTEST_FILES)
+	$(VPY) -m pytest -x -q -rf --durations=25 $(PYTEST_FILES)
 
 # The tests whose subject is portability across MPI libraries (the injector's interposition and
 # wrappers, the congestion generator, every barrier row, the logp operations: a shared window,
