@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Benchmark issue 16 item 6: the LogGOPS simulator's scale and speed (docs/sim.md "Scale").
+
+Targets: >= 10 M events/s on one core; a 1,048,576-rank dissemination barrier with a lognormal
+delay table in <= 10 s and <= 2 GB peak RSS; memory linear in P (bytes/rank printed at several P).
+Reference (issue 16): LogGOPSim needs 11.6 s and 1.8 GB for 262,144 ranks on this machine.
+
+Printed: events/s of a lock-step 2^20-rank dissemination barrier (no table: every rank's events
+at one instant) and of the run with the table, per CPU second of the program (it is
+single-threaded: "one core") and per wall second; the table run's wall time (the whole program:
+start, schedule, output) and peak RSS; bytes/rank at P = 2^14 .. 2^20. Each figure is the median
+of --runs runs. Exit status 1 when a target is missed. The machine may be shared: CPU seconds are
+what the simulator used, wall seconds what a user waits.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from latscope.run import program  # noqa: E402
+
+TARGET_EVENTS_PER_S = 10e6
+TARGET_WALL_S = 10.0
+TARGET_RSS = 2 << 30
+PARAMS = ["--L", "1e-6", "--o", "2e-7"]   # one hop 1.4 us; the table adds 2 us mean per message
+
+
+def run(args: list[str]) -> dict[str, float]:
+    """One latscope-sim run: its summary plus wall and CPU seconds measured from here."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    cp = subprocess.run([str(program("latscope-sim")), *args], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cp.returncode != 0:
+        sys.exit(f"latscope-sim {' '.join(args)}: {cp.stderr.strip()}")
+    d = json.loads(cp.stdout)
+    d["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    d["outer_wall_s"] = wall
+    return d
+
+
+def median_run(args: list[str], runs: int) -> dict[str, float]:
+    rs = [run(args) for _ in range(runs)]
+    keys = ("cpu_s", "outer_wall_s", "wall_s", "peak_rss_bytes", "engine_bytes")
+    out = dict(rs[0])
+    for k in keys:
+        out[k] = statistics.median(float(r[k]) for r in rs)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--P", type=int, default=1 << 20, help="ranks of the main runs (default 2^20)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per figure, median reported (default 3)")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sim-scale-") as tmp:
+        table = Path(tmp) / "lognormal.txt"
+        cp = subprocess.run([sys.executable, "-m", "latscope.cli", "tables", "make", "lognormal", "--mean", "2us",
+                             "--sd", "1us", "-o", str(table)], capture_output=True, text=True)
+        if cp.returncode != 0:
+            sys.exit(f"latscope tables make: {cp.stderr.strip()}")
+        base = ["--algo", "dissemination"] + PARAMS
+        ok = True
+        print(f"latscope-sim, dissemination barrier, L = 1 us, o = 0.2 us; table: lognormal mean 2 us, sd 1 us; "
+              f"median of {a.runs} runs")
+        rows = []
+        for label, extra in (("lock-step (no table)", []), ("lognormal table", ["--table", str(table), "--seed", "1"])):
+            d = median_run(base + ["--P", str(a.P)] + extra, a.runs)
+            ev = float(d["events"])
+            cpu_rate, wall_rate = ev / d["cpu_s"], ev / d["outer_wall_s"]
+            rows.append((label, d))
+            print(f"  P = {a.P} {label:<22} {int(ev):>10} events  {d['cpu_s']:6.2f} s CPU  {d['outer_wall_s']:6.2f} s wall"
+                  f"  {cpu_rate / 1e6:6.2f} M events/s CPU  {wall_rate / 1e6:6.2f} M events/s wall"
+                  f"  peak RSS {d['peak_rss_bytes'] / 2**20:7.1f} MiB  barrier {d['time_s'] * 1e6:.3f} us")
+        lock, tab = rows[0][1], rows[1][1]
+        rate = float(lock["events"]) / lock["cpu_s"]
+        rate_tab = float(tab["events"]) / tab["cpu_s"]
+        print(f"target >= {TARGET_EVENTS_PER_S / 1e6:.0f} M events/s on one core: lock-step {rate / 1e6:.2f}, "
+              f"with the table {rate_tab / 1e6:.2f}  {'ok' if rate >= TARGET_EVENTS_PER_S else 'MISSED'}")
+        ok &= rate >= TARGET_EVENTS_PER_S
+        if a.P == 1 << 20:
+            w, rss = tab["outer_wall_s"], tab["peak_rss_bytes"]
+            good = w <= TARGET_WALL_S and rss <= TARGET_RSS
+            print(f"target 2^20 ranks with the table <= {TARGET_WALL_S:.0f} s and <= 2 GB: {w:.2f} s wall "
+                  f"({tab['cpu_s']:.2f} s CPU), {rss / 2**30:.3f} GB  {'ok' if good else 'MISSED'}")
+            ok &= good
+        print("memory per rank (with the table):")
+        per = []
+        for P in (1 << 14, 1 << 16, 1 << 18, 1 << 20):
+            if P > a.P:
+                break
+            d = run(base + ["--P", str(P), "--table", str(table)])
+            per.append((P, d["engine_bytes"] / P, d["peak_rss_bytes"] / P))
+            print(f"  P = {P:>8}: engine {d['engine_bytes'] / P:7.1f} B/rank, peak RSS {d['peak_rss_bytes'] / P:7.1f} "
+                  f"B/rank, {d['outer_wall_s']:.2f} s wall")
+            if P == 1 << 18:
+                print(f"    (LogGOPSim at 262,144 ranks: 11.6 s, 1.8 GB; here {d['outer_wall_s']:.2f} s, "
+                      f"{d['peak_rss_bytes'] / 2**30:.3f} GB: {11.6 / d['outer_wall_s']:.1f}x faster, "
+                      f"{1.8 * 2**30 / d['peak_rss_bytes']:.1f}x less memory)")
+        # bytes/rank = a constant (the program, libc, the wheel's 64 Ki buckets: ~16 MiB of RSS) / P
+        # + a per-rank part; the marginal bytes per added rank between successive P is that part
+        for i in (1, 2):
+            marg = [((x2[i] * x2[0] - x1[i] * x1[0]) / (x2[0] - x1[0])) for x1, x2 in zip(per, per[1:])]
+            if marg:
+                print(f"  marginal {('engine', 'peak RSS')[i - 1]} bytes per added rank: "
+                      + ", ".join(f"{m:.1f}" for m in marg))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
