@@ -500,6 +500,19 @@ void lts_sim_result_free(lts_sim_result_t *r) {
     }
 }
 
+/* The next event, the clock moved to it: 1, 0 when none is left, or a negative code. */
+static int next_event(sim_t *s, ev_t *e) {
+    if (!s->hn) return 0;
+    *e = pop(s);
+    if (s->failed) return s->failed;
+    if (e->t < s->now)
+        return fail(s, LTS_EINVAL, "internal: event queue out of order (%lld < %lld ps)", (long long)e->t,
+                    (long long)s->now);
+    s->now = e->t;
+    s->events++;
+    return 1;
+}
+
 /* ---- generated programs ------------------------------------------------------------------ */
 
 static const char *op_name(int kind) {
@@ -669,12 +682,8 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
     s.ahead = p->size <= o->par.S;
     /* every rank starts at 0, in rank order (what popping P ready events at 0 would do) */
     for (int r = 0; r < s.P && !rc; r++) rc = run_rank(&s, r, 0);
-    while (!rc && s.hn) {
-        ev_t e = pop(&s);
-        if (s.failed) { rc = s.failed; break; }
-        if (e.t < s.now) { rc = fail(&s, LTS_EINVAL, "internal: event queue out of order (%lld < %lld ps)", (long long)e.t, (long long)s.now); break; }
-        s.now = e.t;
-        s.events++;
+    ev_t e;
+    while (!rc && (rc = next_event(&s, &e)) > 0) {
         int r = EV_RANK(e.p);
         switch (EV_TYPE(e.p)) {
         case EV_READY: rc = run_rank(&s, r, s.now); break;
@@ -826,12 +835,8 @@ int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_resul
         s.vleft[v] = g->ndeps[v];
         if (!g->ndeps[v]) rc = push(&s, EV_READY, g->rank[v], (uint32_t)v, 0);
     }
-    while (!rc && s.hn) {
-        ev_t e = pop(&s);
-        if (s.failed) { rc = s.failed; break; }
-        if (e.t < s.now) { rc = fail(&s, LTS_EINVAL, "internal: event queue out of order (%lld < %lld ps)", (long long)e.t, (long long)s.now); break; }
-        s.now = e.t;
-        s.events++;
+    ev_t e;
+    while (!rc && (rc = next_event(&s, &e)) > 0) {
         int r = EV_RANK(e.p);
         switch (EV_TYPE(e.p)) {
         case EV_READY: rc = goal_ready(&s, EV_ARG(e.p)); break;

@@ -16,6 +16,7 @@ from latscope.models import LogGPParams, LogPParams, message_point
 from latscope.models.barrier import barrier_time_s
 from latscope.models.barrier_sim import SimParams, _binomial_bcast, model_program, simulate, single_shot_s
 from latscope.run import build_dir, launch, program
+from test_inject import write_table
 
 TIMEOUT = 60
 # whole picoseconds, so the engine's integer times and the closed forms' floats meet exactly
@@ -30,13 +31,6 @@ def lsim(*args: str) -> subprocess.CompletedProcess[str]:
 
 def close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-12 * max(abs(a), abs(b))
-
-
-def write_table(path: Path, values: list[int]) -> Path:
-    assert len(values) == 4096
-    rows = [" ".join(str(v) for v in values[i:i + 8]) for i in range(0, 4096, 8)]
-    path.write_text("# latscope-delay-table 1\n# test table\n" + "\n".join(rows) + "\n")
-    return path
 
 
 @pytest.fixture
