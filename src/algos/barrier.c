@@ -54,8 +54,7 @@ int lts_barrier_pairwise(MPI_Comm comm) {
     int me, P, rc = MPI_SUCCESS;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &P);
-    int P2 = 1;
-    while (P2 * 2 <= P) P2 *= 2;
+    int P2 = lts_peers_pairwise_core(P);   /* latscope/peers.h, shared with the simulator */
     if (me >= P2) {
         if ((rc = send0(me - P2, T_FOLD_IN, comm))) return rc;
         return recv0(me - P2, T_FOLD_OUT, comm);
@@ -311,7 +310,7 @@ int lts_barrier_binomial(MPI_Comm comm) {
     MPI_Request req[64];
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &P);
-    int low = me ? (me & -me) : P;   /* subtree span of me */
+    int low = lts_peers_binomial_span(me, P);   /* subtree span of me (latscope/peers.h) */
     for (int d = 1; d < low && me + d < P; d <<= 1) {
         children[n] = me + d;
         if ((rc = MPI_Irecv(NULL, 0, MPI_BYTE, me + d, TAG(T_BIN_UP), comm, &req[n]))) return rc;

@@ -62,9 +62,76 @@ static void op_binomial_bcast(const lts_sim_prog_t *p, int me, uint32_t pc, lts_
     set(o, LTS_SIM_SEND, me + (m >> pc), 0, p->size);
 }
 
+/* Rows whose operations are simplest written as the C algorithm's loops: the loop runs with an
+ * emitter that keeps only the pc-th operation (O(operations of one rank) per call, no storage). */
+typedef struct emit { uint32_t n, want; lts_sim_op_t *out; } emit_t;
+static void E(emit_t *e, int kind, int peer, int tag) {
+    if (e->n++ == e->want) set(e->out, kind, peer, tag, 0);
+}
+static void E_recv(emit_t *e, int from, int tag) { E(e, LTS_SIM_IRECV, from, tag); E(e, LTS_SIM_WAIT, 0, 0); }
+
+enum { TAG_FOLD_IN = 64, TAG_FOLD_OUT, TAG_BIN_UP, TAG_BIN_DOWN, TAG_TOUR_UP, TAG_TOUR_DOWN };
+
+/* src/algos/barrier.c lts_barrier_pairwise */
+static void emit_pairwise(emit_t *e, int me, int P) {
+    int P2 = lts_peers_pairwise_core(P);
+    if (me >= P2) {
+        E(e, LTS_SIM_SEND, me - P2, TAG_FOLD_IN);
+        E_recv(e, me - P2, TAG_FOLD_OUT);
+        return;
+    }
+    if (me + P2 < P) E_recv(e, me + P2, TAG_FOLD_IN);
+    for (int j = 0, d = 1; d < P2; j++, d <<= 1) {   /* MPI_Sendrecv: post, send, wait */
+        E(e, LTS_SIM_IRECV, me ^ d, j);
+        E(e, LTS_SIM_SEND, me ^ d, j);
+        E(e, LTS_SIM_WAIT, 0, 0);
+    }
+    if (me + P2 < P) E(e, LTS_SIM_SEND, me + P2, TAG_FOLD_OUT);
+}
+
+/* src/algos/barrier.c lts_barrier_binomial */
+static void emit_binomial(emit_t *e, int me, int P) {
+    int low = lts_peers_binomial_span(me, P), n = 0;
+    for (int d = 1; d < low && me + d < P; d <<= 1, n++) E(e, LTS_SIM_IRECV, me + d, TAG_BIN_UP);
+    if (n) E(e, LTS_SIM_WAIT, 0, 0);
+    if (me) {
+        E(e, LTS_SIM_SEND, me - low, TAG_BIN_UP);
+        E_recv(e, me - low, TAG_BIN_DOWN);
+    }
+    for (int d = 1; d < low && me + d < P; d <<= 1) E(e, LTS_SIM_SEND, me + d, TAG_BIN_DOWN);
+}
+
+/* src/algos/barrier.c lts_barrier_tournament */
+static void emit_tournament(emit_t *e, int me, int P) {
+    int d = 1;
+    for (; d < P; d <<= 1) {
+        if (me & d) {   /* lost this round */
+            E(e, LTS_SIM_SEND, me - d, TAG_TOUR_UP);
+            E_recv(e, me - d, TAG_TOUR_DOWN);
+            break;
+        }
+        if (me + d < P) E_recv(e, me + d, TAG_TOUR_UP);
+    }
+    for (d >>= 1; d >= 1; d >>= 1)
+        if (me + d < P) E(e, LTS_SIM_SEND, me + d, TAG_TOUR_DOWN);
+}
+
+#define EMITTED(name)                                                                          \
+    static void op_##name(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {   \
+        emit_t e = {0, pc, o};                                                                 \
+        set(o, LTS_SIM_END, 0, 0, 0);                                                          \
+        emit_##name(&e, me, p->P);                                                             \
+    }
+EMITTED(pairwise)
+EMITTED(binomial)
+EMITTED(tournament)
+
 const lts_sim_algo_t lts_sim_algos[] = {
     {"dissemination", "barrier: ceil(log2 P) rounds, r signals r + 2^j (src/algos/barrier.c)", op_dissemination},
     {"linear", "barrier: central counter at rank 0, release by P - 1 sends", op_linear},
+    {"pairwise", "barrier: pairwise exchange with r XOR 2^j, surplus ranks folded in and out", op_pairwise},
+    {"binomial", "barrier: binomial fan-in to rank 0, then fan-out", op_binomial},
+    {"tournament", "barrier: static-winner rounds up, wake-up tree down", op_tournament},
     {"binomial-bcast", "broadcast of --size bytes from rank 0, binomial tree (src/algos/bcast.c)", op_binomial_bcast},
 };
 const int lts_sim_nalgos = (int)(sizeof lts_sim_algos / sizeof lts_sim_algos[0]);

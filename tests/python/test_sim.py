@@ -14,7 +14,7 @@ import pytest
 from latscope import sim
 from latscope.models import LogGPParams, LogPParams, message_point
 from latscope.models.barrier import barrier_time_s
-from latscope.models.barrier_sim import SimParams, _binomial_bcast, model_program, simulate, single_shot_s
+from latscope.models.barrier_sim import SIM_ROWS, SimParams, _binomial_bcast, simulate, single_shot_s
 from latscope.run import build_dir, launch, program
 from test_inject import write_table
 
@@ -62,6 +62,13 @@ def test_linear_equals_the_closed_form(g: float) -> None:
         assert close(r.time_s, barrier_time_s(par, P, "linear")), P
 
 
+def test_pairwise_equals_the_closed_form_at_powers_of_two() -> None:
+    par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=0.0)
+    for P in POW2:
+        r = sim.run("pairwise", par, P=P, per_rank=False)
+        assert close(r.time_s, barrier_time_s(par, P, "shuffle-exchange")), P
+
+
 def test_binomial_bcast_equals_h_log2_P_at_powers_of_two() -> None:
     # LogGP, 1000-byte messages: h = o_s + L + 999 G + o_r (message_point), ceil(log2 P) hops
     par = LogGPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=1e-7, G_s_per_byte=2e-10)
@@ -76,10 +83,11 @@ def test_agrees_with_barrier_sim_on_the_rows_it_generates(g: float) -> None:
     par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=g)
     sp = SimParams(o_s_s=OS, o_r_s=OR, L_s=L, g_s=g)
     bcast = lambda me, P, k: _binomial_bcast(me, P, "b")   # noqa: E731
-    for P in [1, 2, 3, 5, 8, 13, 33]:
-        for name, prog in (("dissemination", model_program("dissemination")), ("linear", model_program("linear")),
-                           ("binomial-bcast", bcast)):
+    rows = [(name, SIM_ROWS[name]) for name in ("dissemination", "linear", "pairwise", "binomial", "tournament")]
+    for P in [1, 2, 3, 5, 6, 8, 13, 33, 64, 100]:
+        for name, prog in rows + [("binomial-bcast", bcast)]:
             r = sim.run(name, par, P=P)
+            assert prog is not None
             times = simulate(prog, P, 2, sp)
             want = [t[0] for t in times]
             assert all(close(a, b) or a == b for a, b in zip(r.finish_s, want)), (name, P, r.finish_s, want)
@@ -102,11 +110,10 @@ def goal_ops(text: str) -> dict[int, list[tuple[str, int, int]]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["dissemination", "linear", "binomial-bcast"])
+@pytest.mark.parametrize("name", ["dissemination", "linear", "pairwise", "binomial", "tournament", "binomial-bcast"])
 def test_generated_schedules_are_barrier_sims_programs(name: str) -> None:
-    py = {"dissemination": model_program("dissemination"), "linear": model_program("linear"),
-          "binomial-bcast": lambda me, P, k: _binomial_bcast(me, P, "b")}[name]
-    for P in [1, 2, 3, 5, 8, 13, 64]:
+    py = SIM_ROWS.get(name) or (lambda me, P, k: _binomial_bcast(me, P, "b"))
+    for P in [1, 2, 3, 5, 6, 8, 13, 64]:
         cp = lsim("--algo", name, "--P", str(P), "--goal-out", "-")
         assert cp.returncode == 0, cp.stderr
         got = goal_ops(cp.stdout)

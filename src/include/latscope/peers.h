@@ -24,4 +24,16 @@ static inline int lts_peers_binomial_mask(int v, int P) {
     return mask;
 }
 
+/* Pairwise exchange (seed 002 §3.1.1): the core is the largest power of two P2 <= P; rank r >= P2
+ * folds into r - P2, core ranks exchange with r XOR 2^j (2^j < P2). */
+static inline int lts_peers_pairwise_core(int P) {
+    int P2 = 1;
+    while (P2 <= P / 2) P2 *= 2;
+    return P2;
+}
+
+/* Binomial fan-in/fan-out barrier: the span of rank r's subtree is its lowest set bit (P for the
+ * root); its parent is r - span, its children r + 2^i for 2^i < span, r + 2^i < P. */
+static inline int lts_peers_binomial_span(int me, int P) { return me ? (me & -me) : P; }
+
 #endif
