@@ -17,7 +17,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: " PROG " (--algo NAME --P N [--size BYTES] | --goal FILE) [parameters] [options]\n"
+            "usage: " PROG " (--algo NAME --P N [--size BYTES] [--k K] | --goal FILE) [parameters] [options]\n"
             "  parameters (seconds; a latscope.params/1 file's fields, docs/params-format.md):\n"
             "    --L S --o S (both overheads) | --o-s S --o-r S, --g S, --G S (per byte), --O S (per byte),\n"
             "    --S BYTES (eager/rendezvous threshold; default: no rendezvous)\n"
@@ -78,7 +78,7 @@ static double sec(int64_t ps) { return (double)ps / 1e12; }
 
 int main(int argc, char **argv) {
     const char *algo = NULL, *goal = NULL, *table_path = NULL, *per_rank = NULL, *goal_out = NULL;
-    long long P = 0, size = 0, bins = 20, seed = 1, k = 2, S = -1;
+    long long P = 0, size = 0, bins = 20, seed = 1, k = 4, S = -1;
     lts_sim_opts_t o;
     memset(&o, 0, sizeof o);
     o.goal_unit_ps = 1000;
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--per-rank")) per_rank = v;
         else if (!strcmp(a, "--goal-out")) goal_out = v;
         else if (!strcmp(a, "--P")) rc = parse_count(a, v, 1, 1 << 30, &P);
-        else if (!strcmp(a, "--k")) rc = parse_count(a, v, 2, 1 << 20, &k);
+        else if (!strcmp(a, "--k")) rc = parse_count(a, v, 2, 4096, &k);
         else if (!strcmp(a, "--size")) rc = parse_count(a, v, 0, (long long)1 << 40, &size);
         else if (!strcmp(a, "--S")) rc = parse_count(a, v, 0, INT64_MAX, &S);
         else if (!strcmp(a, "--bins")) rc = parse_count(a, v, 1, 10000, &bins);

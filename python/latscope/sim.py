@@ -140,9 +140,11 @@ def _is_goal(schedule: str | os.PathLike[str]) -> bool:
 
 def run(schedule: str | os.PathLike[str], params: "LogGOPS | ParamSet | ModelParams | str | os.PathLike[str]",
         table: str | os.PathLike[str] | None = None, seed: int = 1, *, P: int | None = None, size_bytes: int = 0,
+        k: int | None = None,
         per_rank: bool = True, per_rank_path: str | os.PathLike[str] | None = None, bins: int = 20,
         goal_unit_s: float | None = None, timeout_s: float | None = None) -> SimResult:
-    """Simulate ``schedule`` (a generated algorithm's name with ``P`` ranks, or a GOAL file) under
+    """Simulate ``schedule`` (a generated algorithm's name with ``P`` ranks and, for a tree, arity
+    ``k``; or a GOAL file) under
     ``params``, with per-message delays drawn from ``table`` (a delay-table file) by the injector's
     generator seeded with ``seed``. Per-rank finish times are read back when ``per_rank``, or left
     in ``per_rank_path`` (JSONL) when given. Bad input and deadlocks raise :class:`SimError`."""
@@ -158,6 +160,8 @@ def run(schedule: str | os.PathLike[str], params: "LogGOPS | ParamSet | ModelPar
         if P is None:
             raise SimError(f"schedule {schedule!r}: a generated schedule needs P (ranks)")
         cmd += ["--algo", str(schedule), "--P", str(P), "--size", str(size_bytes)]
+        if k is not None:
+            cmd += ["--k", str(k)]
     cmd += par.args() + ["--seed", str(seed), "--bins", str(bins)]
     if table is not None:
         cmd += ["--table", str(table)]

@@ -22,6 +22,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the generated schedules, then exit")
     p.add_argument("--P", type=int, help="ranks (a generated schedule)")
     p.add_argument("--size", type=int, default=0, help="message bytes of a generated broadcast (default 0)")
+    p.add_argument("--k", type=int, help="arity of a generated tree (default 4)")
     add_model_value_args(p)
     g = p.add_argument_group("LogGOPS extras")
     g.add_argument("--O", dest="O_s_per_byte", type=arg_type(parse_per_byte), help="overhead per byte O, e.g. 0.1ns")
@@ -64,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
             par = dataclasses.replace(par, **extra)
         if args.bins < 1:
             return _fail(f"--bins {args.bins}: must be >= 1")
-        res = sim.run(args.schedule, par, table=args.table, seed=args.seed, P=args.P, size_bytes=args.size,
+        res = sim.run(args.schedule, par, table=args.table, seed=args.seed, P=args.P, size_bytes=args.size, k=args.k,
                       per_rank=False, per_rank_path=args.per_rank, bins=args.bins, goal_unit_s=args.goal_unit)
     except (sim.SimError, ModelError) as e:
         return _fail(str(e))

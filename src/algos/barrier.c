@@ -108,10 +108,10 @@ static int knomial_gather(MPI_Comm nets[2], int k, int off, int *parent, kids_t 
     if ((rc = kids_init(kd, max_children(P, k)))) return rc;
     *parent = -1;
     for (long s = 1; s < P; s *= k) {
-        long span = s * k;
-        if (me % span) {
-            long i = (me % span) / s;   /* which child of the parent, 1..k-1 */
-            *parent = (int)(me - me % span);
+        int par = lts_peers_knomial_parent(me, s, k);   /* latscope/peers.h, shared with the simulator */
+        if (par >= 0) {
+            long i = (me - par) / s;   /* which child of the parent, 1..k-1 */
+            *parent = par;
             rc = MPI_Waitall(kd->n, kd->r, MPI_STATUSES_IGNORE);
             if (rc == MPI_SUCCESS) rc = send0(*parent, off, nets[(i - 1) % 2]);
             return rc;

@@ -70,7 +70,7 @@ static void E(emit_t *e, int kind, int peer, int tag) {
 }
 static void E_recv(emit_t *e, int from, int tag) { E(e, LTS_SIM_IRECV, from, tag); E(e, LTS_SIM_WAIT, 0, 0); }
 
-enum { TAG_FOLD_IN = 64, TAG_FOLD_OUT, TAG_BIN_UP, TAG_BIN_DOWN, TAG_TOUR_UP, TAG_TOUR_DOWN };
+enum { TAG_FOLD_IN = 64, TAG_FOLD_OUT, TAG_BIN_UP, TAG_BIN_DOWN, TAG_TOUR_UP, TAG_TOUR_DOWN, TAG_TREE_UP, TAG_TREE_DOWN };
 
 /* src/algos/barrier.c lts_barrier_pairwise */
 static void emit_pairwise(emit_t *e, int me, int P) {
@@ -116,6 +116,29 @@ static void emit_tournament(emit_t *e, int me, int P) {
         if (me + d < P) E(e, LTS_SIM_SEND, me + d, TAG_TOUR_DOWN);
 }
 
+/* src/algos/barrier.c lts_barrier_tree: k-nomial gather (in phase j, stride s = k^j, a rank
+ * v with v % (k s) == 0 receives from v + i s, i = 1..k-1; any other rank sends to v - v % (k s)),
+ * then the release down the same tree, the latest phase's children first */
+static void emit_tree(emit_t *e, int me, int P, int k) {
+    long s = 1;
+    int parent = -1, nk = 0, levels = 0;
+    for (; s < P; s *= k, levels++) {
+        if ((parent = lts_peers_knomial_parent(me, s, k)) >= 0) break;
+        for (long i = 1; i < k && me + i * s < P; i++, nk++) E(e, LTS_SIM_IRECV, (int)(me + i * s), TAG_TREE_UP);
+    }
+    if (nk) E(e, LTS_SIM_WAIT, 0, 0);
+    if (parent >= 0) {
+        E(e, LTS_SIM_SEND, parent, TAG_TREE_UP);
+        E_recv(e, parent, TAG_TREE_DOWN);
+    }
+    for (int j = levels - 1; j >= 0; j--) {
+        long sj = 1;
+        for (int q = 0; q < j; q++) sj *= k;
+        for (long i = k - 1; i >= 1; i--)
+            if (me + i * sj < P) E(e, LTS_SIM_SEND, (int)(me + i * sj), TAG_TREE_DOWN);
+    }
+}
+
 #define EMITTED(name)                                                                          \
     static void op_##name(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {   \
         emit_t e = {0, pc, o};                                                                 \
@@ -126,12 +149,19 @@ EMITTED(pairwise)
 EMITTED(binomial)
 EMITTED(tournament)
 
+static void op_tree(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
+    emit_t e = {0, pc, o};
+    set(o, LTS_SIM_END, 0, 0, 0);
+    emit_tree(&e, me, p->P, p->k);
+}
+
 const lts_sim_algo_t lts_sim_algos[] = {
     {"dissemination", "barrier: ceil(log2 P) rounds, r signals r + 2^j (src/algos/barrier.c)", op_dissemination},
     {"linear", "barrier: central counter at rank 0, release by P - 1 sends", op_linear},
     {"pairwise", "barrier: pairwise exchange with r XOR 2^j, surplus ranks folded in and out", op_pairwise},
     {"binomial", "barrier: binomial fan-in to rank 0, then fan-out", op_binomial},
     {"tournament", "barrier: static-winner rounds up, wake-up tree down", op_tournament},
+    {"tree", "barrier: k-nomial gather to rank 0 (--k, default 4), release down the same tree", op_tree},
     {"binomial-bcast", "broadcast of --size bytes from rank 0, binomial tree (src/algos/bcast.c)", op_binomial_bcast},
 };
 const int lts_sim_nalgos = (int)(sizeof lts_sim_algos / sizeof lts_sim_algos[0]);

@@ -83,15 +83,28 @@ def test_agrees_with_barrier_sim_on_the_rows_it_generates(g: float) -> None:
     par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=g)
     sp = SimParams(o_s_s=OS, o_r_s=OR, L_s=L, g_s=g)
     bcast = lambda me, P, k: _binomial_bcast(me, P, "b")   # noqa: E731
-    rows = [(name, SIM_ROWS[name]) for name in ("dissemination", "linear", "pairwise", "binomial", "tournament")]
+    rows = [(name, SIM_ROWS[name]) for name in ("dissemination", "linear", "pairwise", "binomial", "tournament",
+                                                 "tree")]
     for P in [1, 2, 3, 5, 6, 8, 13, 33, 64, 100]:
         for name, prog in rows + [("binomial-bcast", bcast)]:
-            r = sim.run(name, par, P=P)
+            r = sim.run(name, par, P=P, k=2)
             assert prog is not None
             times = simulate(prog, P, 2, sp)
             want = [t[0] for t in times]
             assert all(close(a, b) or a == b for a, b in zip(r.finish_s, want)), (name, P, r.finish_s, want)
             assert close(r.time_s, single_shot_s(prog, P, 2, sp)) or P == 1
+
+
+@pytest.mark.parametrize("k", [3, 4, 7])
+def test_tree_agrees_with_barrier_sim_at_any_k(k: int) -> None:
+    par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=4.5e-7)
+    sp = SimParams(o_s_s=OS, o_r_s=OR, L_s=L, g_s=4.5e-7)
+    prog = SIM_ROWS["tree"]
+    assert prog is not None
+    for P in [2, 3, k, k + 1, k * k, 50]:
+        r = sim.run("tree", par, P=P, k=k)
+        want = [t[0] for t in simulate(prog, P, k, sp)]
+        assert all(close(a, b) or a == b for a, b in zip(r.finish_s, want)), (k, P)
 
 
 # ---- the generated schedules are barrier_sim's (and so src/algos') ----------------------------
@@ -110,15 +123,16 @@ def goal_ops(text: str) -> dict[int, list[tuple[str, int, int]]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["dissemination", "linear", "pairwise", "binomial", "tournament", "binomial-bcast"])
+@pytest.mark.parametrize("name", ["dissemination", "linear", "pairwise", "binomial", "tournament", "tree",
+                                  "binomial-bcast"])
 def test_generated_schedules_are_barrier_sims_programs(name: str) -> None:
     py = SIM_ROWS.get(name) or (lambda me, P, k: _binomial_bcast(me, P, "b"))
     for P in [1, 2, 3, 5, 6, 8, 13, 64]:
-        cp = lsim("--algo", name, "--P", str(P), "--goal-out", "-")
+        cp = lsim("--algo", name, "--P", str(P), "--k", "3", "--goal-out", "-")
         assert cp.returncode == 0, cp.stderr
         got = goal_ops(cp.stdout)
         for me in range(P):
-            want = [op for op in py(me, P, 2) if op[0] in ("send", "irecv")]
+            want = [op for op in py(me, P, 3) if op[0] in ("send", "irecv")]
             assert [(k, p) for k, p, _ in got[me]] == [("send" if op[0] == "send" else "recv", op[1]) for op in want]
             # the tags name the same messages: one C tag per Python tag
             pairs = {(t, op[2]) for (_, _, t), op in zip(got[me], want)}

@@ -36,4 +36,12 @@ static inline int lts_peers_pairwise_core(int P) {
  * root); its parent is r - span, its children r + 2^i for 2^i < span, r + 2^i < P. */
 static inline int lts_peers_binomial_span(int me, int P) { return me ? (me & -me) : P; }
 
+/* k-nomial gather (seed 002 §3.2), phase with stride s = k^j: a rank with me % (k s) != 0 sends
+ * to its parent me - me % (k s) and leaves the gather (returned); the others (-1) receive from
+ * me + i s, i = 1..k-1, below P. */
+static inline int lts_peers_knomial_parent(int me, long s, int k) {
+    long span = s * k;
+    return me % span ? (int)(me - me % span) : -1;
+}
+
 #endif
