@@ -62,8 +62,8 @@ STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 #         ping-pong): the release of the tree-shm row; only for a pair on one node
 #   mcast one-way latency of the library's MPI_Bcast on the pair: the op times out by a broadcast
 #         from the first rank and back by a pre-posted message, so mcast_s = mcast - RTT/2 (the
-#         smallest size's, the way back being a ping-pong's half): the seed's multicast exit as
-#         this MPI provides it (the *-bcast rows' release)
+#         way back being a ping-pong's half: rtt_loop's when measured, else the smallest size's
+#         rtt): the seed's multicast exit as this MPI provides it (the *-bcast rows' release)
 #   rtt_loop  the round trip in seed 002's barrier benchmark loop (back to back, 30 us of work
 #         between): L_loop = rtt_loop/2 - o_s - o_r is the hop of the barrier loop simulation (the
 #         isolated rtt, after the driver's allreduce, sat 20-40 % above it in some launches here)
@@ -364,8 +364,11 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
             aux[op] = _estimate(where[(op, at[0])], confidence)
     if "mcast" in aux:
         # out by MPI_Bcast, back by a message: subtract the ping-pong's half (interval arithmetic
-        # for the CI: the two medians are independent, their intervals' ends combine)
-        m, h = aux["mcast"], small.rtt
+        # for the CI: the two medians are independent, their intervals' ends combine). The way
+        # back is a message to a rank that has just broadcast and waits briefly, the state of the
+        # loop's round trip (rtt_loop) rather than of the isolated rtt, whose partner may still be
+        # leaving the stop-sync (docs/barriers.md): rtt_loop's half when measured
+        m, h = aux["mcast"], aux.get("rtt_loop", small.rtt)
         aux["mcast"] = Estimate(m.value_s - h.value_s / 2, m.ci_lo_s - h.ci_hi_s / 2, m.ci_hi_s - h.ci_lo_s / 2, m.n)
         if aux["mcast"].value_s < 0:
             notes.append(f"mcast - RTT/2 = {aux['mcast'].value_s:.3e} s is negative: the broadcast's one-way latency "
