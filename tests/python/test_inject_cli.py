@@ -168,9 +168,11 @@ def test_validate_passes(name, tables, tmp_path):
     (lognormal, mean = sd = 40 us) is skewed enough that the median of a single draw (28.3 us) and
     the mean (40 us) lie 13 % and 22 % from the median of the mean of two draws (32.7 us): 4 %
     tells those bugs apart while leaving room for what the noise correction leaves (seen on a
-    busy 2-core machine: plain median +6 % to +10 %, corrected -1.6 % to -0.9 %)."""
+    busy 2-core machine: plain median +6 % to +10 %, corrected -1.6 % to -0.9 %). Beside a
+    CPU-bound process (ranks sharing a core: base half-RTT 6.6 us instead of 1.2) ln's correction
+    left +5.4 %, so ln is held to 8 %: still 5 points short of the nearest bug (13 %)."""
     out, png = tmp_path / "v.json", tmp_path / "v.png"
-    tol = 0.04
+    tol = 0.08 if name == "ln" else 0.04
     cp = latscope("inject", "validate", "--table", str(tables[name]), "--seed", "3", "--reps", "10000",
                   "--tolerance", str(tol), "--json", str(out), "--plot", str(png))
     assert cp.returncode == 0, cp.stdout + cp.stderr
