@@ -22,6 +22,8 @@ static void usage(FILE *f) {
             "    --L S --o S (both overheads) | --o-s S --o-r S, --g S, --G S (per byte), --O S (per byte),\n"
             "    --S BYTES (eager/rendezvous threshold; default: no rendezvous)\n"
             "  variation: --table FILE (latscope delay table, docs/delay-table.md) --seed N (default 1)\n"
+            "    --noise-period S --noise-detour S  OS noise: every period, each rank's CPU is taken for the\n"
+            "                                       detour (a phase per rank from the seed)\n"
             "  --goal-unit S   a GOAL calc's unit (default 1e-9: ns)\n"
             "  --per-rank FILE per-rank finish times, JSONL\n"
             "  --goal-out FILE write the generated schedule as GOAL text instead of running it\n"
@@ -112,6 +114,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--G")) rc = parse_seconds(a, v, &o.par.G);
         else if (!strcmp(a, "--O")) rc = parse_seconds(a, v, &o.par.O);
         else if (!strcmp(a, "--goal-unit")) rc = parse_seconds(a, v, &o.goal_unit_ps);
+        else if (!strcmp(a, "--noise-period")) rc = parse_seconds(a, v, &o.noise_period);
+        else if (!strcmp(a, "--noise-detour")) rc = parse_seconds(a, v, &o.noise_detour);
         else { fprintf(stderr, PROG ": error: unknown option '%s' (see --help)\n", a); return 2; }
         if (rc) return rc;
     }
@@ -217,6 +221,10 @@ int main(int argc, char **argv) {
     if (S < 0) printf("null"); else printf("%lld", S);
     printf("}, \"table\": ");
     if (table_path) json_str(stdout, table_path); else printf("null");
+    if (o.noise_period > 0 && o.noise_detour > 0)
+        printf(", \"noise\": {\"period_s\": %.17g, \"detour_s\": %.17g}", sec(o.noise_period), sec(o.noise_detour));
+    else
+        printf(", \"noise\": null");
     printf(", \"seed\": %llu, \"time_s\": %.17g, \"time_ps\": %lld, \"finish_min_s\": %.17g, \"finish_median_s\": %.17g, "
            "\"events\": %llu, \"messages\": %llu, \"delays\": %llu, \"delay_mean_s\": ",
            (unsigned long long)seed, sec(hi), (long long)hi, sec(lo), sec(med), (unsigned long long)res.events,

@@ -31,6 +31,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v = p.add_argument_group("variation")
     v.add_argument("--table", help="latscope delay table (docs/delay-table.md): an extra delay per message")
     v.add_argument("--seed", type=int, default=1, help="the injector's seed (default 1)")
+    v.add_argument("--noise-period", type=arg_type(parse_time), help="OS noise: a detour every PERIOD on each rank")
+    v.add_argument("--noise-detour", type=arg_type(parse_time), help="OS noise: the detour's length (< the period)")
     o = p.add_argument_group("output")
     o.add_argument("--per-rank", metavar="FILE", help="per-rank finish times, JSON Lines")
     o.add_argument("--bins", type=int, default=20, help="histogram bins of the finish times (default 20)")
@@ -63,10 +65,13 @@ def main(args: argparse.Namespace) -> int:
         extra = {k: getattr(args, k) for k in ("O_s_per_byte", "S_bytes") if getattr(args, k) is not None}
         if extra:
             par = dataclasses.replace(par, **extra)
+        if (args.noise_period is None) != (args.noise_detour is None):
+            return _fail("OS noise needs both --noise-period and --noise-detour")
+        noise = None if args.noise_period is None else (args.noise_period, args.noise_detour)
         if args.bins < 1:
             return _fail(f"--bins {args.bins}: must be >= 1")
         res = sim.run(args.schedule, par, table=args.table, seed=args.seed, P=args.P, size_bytes=args.size, k=args.k,
-                      per_rank=False, per_rank_path=args.per_rank, bins=args.bins, goal_unit_s=args.goal_unit)
+                      per_rank=False, per_rank_path=args.per_rank, bins=args.bins, goal_unit_s=args.goal_unit, noise=noise)
     except (sim.SimError, ModelError) as e:
         return _fail(str(e))
     d = res.summary
@@ -75,6 +80,9 @@ def main(args: argparse.Namespace) -> int:
         return 0
     sched = d["schedule"].get("algo") or d["schedule"].get("goal")
     var = f", table {d['table']} seed {d['seed']} (mean extra delay {fmt_time(d['delay_mean_s'])})" if d["table"] else ""
+    nz = d.get("noise")
+    if nz:
+        var += f", OS noise {fmt_time(nz['detour_s'])} every {fmt_time(nz['period_s'])}"
     print(f"{sched}: P = {d['P']}{var}")
     print(f"  finish: last {fmt_time(d['time_s'])}, median {fmt_time(d['finish_median_s'])}, "
           f"first {fmt_time(d['finish_min_s'])}")

@@ -356,6 +356,29 @@ static int posted_match(sim_t *s, rank_t *R, int src, int tag, uint32_t *h) {
 
 /* ---- LogGOPS costs ---------------------------------------------------------------------- */
 
+/* OS noise (the detours of LogGOPSim's noise model; Hoefler, Schneider & Lumsdaine, SC10): every
+ * noise_period the rank's CPU is taken for noise_detour, from a phase of the rank's own (a hash of
+ * the seed and the rank, not the table's stream: the injector's draws stay as they are). Work
+ * that would start inside a detour starts at its end; work that reaches a detour's start is
+ * stretched by it. Returns when `dur` of work started at `start` ends. */
+static int64_t busy(const sim_t *s, int r, int64_t start, int64_t dur) {
+    int64_t T = s->o->noise_period, d = s->o->noise_detour;
+    if (T <= 0 || d <= 0) return start + dur;
+    int64_t ph = (int64_t)(lts_inject_splitmix64(s->o->seed ^ 0x6e6f6973652d3031ULL ^ ((uint64_t)(uint32_t)r << 21)) %
+                           (uint64_t)T);
+    int64_t k = start - ph;
+    k = k >= 0 ? k / T : -((-k + T - 1) / T);
+    int64_t ds = ph + k * T;   /* the last detour to start at or before `start` */
+    if (start < ds + d) start = ds + d;
+    for (int64_t t = start, left = dur;;) {
+        int64_t nd = ds + T;
+        if (t + left <= nd) return t + left;
+        left -= nd - t;
+        t = nd + d;
+        ds = nd;
+    }
+}
+
 /* Issue a send from rank r at time t (>= now). Returns the pool entry (-1 on error); *start is
  * when it started, *done its local completion (eager) or -1 (rendezvous: when the data leaves). */
 static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t size, uint32_t handle, int64_t *start,
@@ -375,10 +398,11 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
     *start = t0;
     int64_t b = extra_bytes(size);
     if (size <= p->S) {
-        R->cpu = t0 + p->o_s + b * p->O;
+        int64_t os_end = busy(s, r, t0, p->o_s);
+        R->cpu = b * p->O != 0 ? busy(s, r, t0, p->o_s + b * p->O) : os_end;
         R->nic_s = t0 + p->g + b * p->G;
         *done = R->cpu;
-        ev_t ev = {t0 + p->o_s + b * p->G + p->L, EV_MAKE(EV_MSG, dst, 0), size, r, tag};
+        ev_t ev = {os_end + b * p->G + p->L, EV_MAKE(EV_MSG, dst, 0), size, r, tag};
         return push_ev(s, ev) ? -1 : 0;
     }
     int32_t m = qalloc(s);
@@ -391,10 +415,10 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
     e->h = handle;
     e->h2 = 0;
     e->kind = M_RTS;
-    R->cpu = t0 + p->o_s;
+    R->cpu = busy(s, r, t0, p->o_s);
     R->nic_s = t0 + p->g;
     *done = -1;
-    return push(s, EV_ARRIVE, dst, (uint32_t)m, t0 + p->o_s + p->L) ? -1 : m;
+    return push(s, EV_ARRIVE, dst, (uint32_t)m, R->cpu + p->L) ? -1 : m;
 }
 
 /* Rank r processes a message of `size` bytes at time t: returns the completion. */
@@ -404,7 +428,7 @@ static int64_t do_recv(sim_t *s, int r, int64_t size, int64_t t) {
     int64_t b = extra_bytes(size);
     int64_t t1 = max64(max64(t, R->cpu), R->nic_r);
     R->nic_r = t1 + p->g + b * p->G;
-    R->cpu = t1 + p->o_r + b * p->O;
+    R->cpu = busy(s, r, t1, p->o_r + b * p->O);
     return R->cpu;
 }
 
@@ -413,10 +437,10 @@ static int do_rts(sim_t *s, int r, int32_t m, uint32_t recv_handle, int64_t t) {
     const lts_sim_params_t *p = &s->o->par;
     rank_t *R = &s->r[r];
     int64_t t1 = max64(max64(t, R->cpu), R->nic_r);
-    R->cpu = t1 + p->o_r;
+    R->cpu = busy(s, r, t1, p->o_r);
     R->nic_r = t1 + p->g;
     s->q[m].h2 = recv_handle;
-    return push(s, EV_CTS, s->q[m].src, (uint32_t)m, t1 + p->o_r + p->L);
+    return push(s, EV_CTS, s->q[m].src, (uint32_t)m, R->cpu + p->L);
 }
 
 /* The answer reached the sender: the data leaves. Returns the send's completion (or -1). */
@@ -426,10 +450,11 @@ static int64_t do_cts(sim_t *s, int r, int32_t m) {
     qent_t *e = &s->q[m];
     int64_t b = extra_bytes(e->size);
     int64_t t0 = max64(max64(s->now, R->cpu), R->nic_s);
-    R->cpu = t0 + p->o_s + b * p->O;
+    int64_t os_end = busy(s, r, t0, p->o_s);
+    R->cpu = b * p->O != 0 ? busy(s, r, t0, p->o_s + b * p->O) : os_end;
     R->nic_s = t0 + p->g + b * p->G;
     e->kind = M_DATA;
-    if (push(s, EV_ARRIVE, e->dst, (uint32_t)m, t0 + p->o_s + b * p->G + p->L)) return -1;
+    if (push(s, EV_ARRIVE, e->dst, (uint32_t)m, os_end + b * p->G + p->L)) return -1;
     return R->cpu;
 }
 
@@ -445,6 +470,9 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
     if (P < 1 || P > LTS_SIM_MAX_RANKS) return fail(s, LTS_EINVAL, "P = %d: must be 1..%d", P, LTS_SIM_MAX_RANKS);
     if (p->L < 0 || p->o_s < 0 || p->o_r < 0 || p->g < 0 || p->G < 0 || p->O < 0 || p->S < 0)
         return fail(s, LTS_EINVAL, "LogGOPS parameters must be >= 0 (L, o, g, G, O, S)");
+    if (o->noise_period < 0 || o->noise_detour < 0 || (o->noise_detour > 0 && o->noise_detour >= o->noise_period))
+        return fail(s, LTS_EINVAL, "noise: the detour (%lld ps) must be >= 0 and shorter than the period (%lld ps)",
+                    (long long)o->noise_detour, (long long)o->noise_period);
     s->r = calloc((size_t)P, sizeof *s->r);
     if (s->r) hugify(s->r, (size_t)P * sizeof *s->r);
     s->fin = calloc((size_t)P, sizeof *s->fin);
@@ -564,7 +592,7 @@ static int run_rank(sim_t *s, int r, int64_t t) {
         }
         case LTS_SIM_CALC:
             if (t > s->now && !s->ahead) return push(s, EV_READY, r, 0, t);
-            t = max64(t, R->cpu) + op.size;
+            t = busy(s, r, max64(t, R->cpu), op.size);
             R->cpu = t;
             R->pc++;
             break;
@@ -737,7 +765,7 @@ static int goal_ready(sim_t *s, uint32_t v) {
     switch (g->kind[v]) {
     case LTS_GOAL_CALC: {
         int64_t st = max64(s->now, R->cpu);
-        R->cpu = st + g->size[v] * s->unit;
+        R->cpu = busy(s, r, st, g->size[v] * s->unit);
         if (v_started(s, v, st)) return s->failed;
         return v_done(s, v, R->cpu);
     }
@@ -832,6 +860,9 @@ int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_resul
         if (!s.vstate || !s.vleft || !s.vready) rc = fail(&s, LTS_ENOMEM, "out of memory (%zu operations)", g->nv);
     }
     for (size_t v = 0; !rc && v < g->nv; v++) {
+        if (g->kind[v] == LTS_GOAL_CALC && g->size[v] > INT64_MAX / 4 / s.unit)
+            rc = fail(&s, LTS_ERANGE, "%s:%d: calc %lld: longer than the simulator's clock allows (10^5 s)", g->name,
+                      g->line[v], (long long)g->size[v]);
         s.vleft[v] = g->ndeps[v];
         if (!g->ndeps[v]) rc = push(&s, EV_READY, g->rank[v], (uint32_t)v, 0);
     }

@@ -67,6 +67,7 @@ typedef struct lts_sim_opts {
     const uint64_t *table;   /* LTS_INJECT_TABLE_N delays in ns, or NULL: no variation */
     uint64_t seed;
     int64_t goal_unit_ps;    /* a GOAL calc's unit (default 1000: ns, LogGOPSim's convention) */
+    int64_t noise_period, noise_detour;   /* OS noise, ps: a detour every period per rank (0: none) */
 } lts_sim_opts_t;
 
 typedef struct lts_sim_result {

@@ -268,3 +268,27 @@ def test_per_rank_draws_are_the_injectors(tmp_path: Path, table: Path) -> None:
     sim.run(f, sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7), table=table, seed=4242, per_rank_path=out)
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert [rec["delay_ps"] for rec in recs] == [int(lg["requested_ns_sum"]) * 1000 for lg in logs]
+
+
+def test_os_noise_takes_exactly_the_detours_a_computation_crosses(tmp_path: Path) -> None:
+    # one rank computes 10 periods' worth: a period leaves T - d of work, so the work needs
+    # 10 T / (T - d) = 11.1 periods and loses 11 detours, or 12 when it starts just before one,
+    # or 11 plus what is left of one it starts in: between 11 d and 12 d
+    T, d = 10_000, 1_000   # ns
+    f = tmp_path / "calc.goal"
+    f.write_text(f"num_ranks 3\n" + "".join(f"rank {r} {{\nl1: calc {10 * T}\n}}\n" for r in range(3)))
+    par = sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7)
+    quiet = sim.run(f, par)
+    assert quiet.finish_ps == [10 * T * 1000] * 3
+    for seed in (1, 2):
+        r = sim.run(f, par, seed=seed, noise=(T * 1e-9, d * 1e-9))
+        for fin in r.finish_ps:
+            lost = fin - 10 * T * 1000
+            assert 11 * d * 1000 <= lost <= 12 * d * 1000, (seed, fin)
+        assert len(set(r.finish_ps)) > 1 or seed == 2   # phases differ by rank
+    again = sim.run(f, par, seed=1, noise=(T * 1e-9, d * 1e-9))
+    assert again.finish_ps == sim.run(f, par, seed=1, noise=(T * 1e-9, d * 1e-9)).finish_ps
+    # noise slows a barrier; the same seed gives the same run
+    a = sim.run("dissemination", par, P=500, seed=3, noise=(10e-6, 1e-6))
+    assert a.time_ps > sim.run("dissemination", par, P=500).time_ps
+    assert a.finish_ps == sim.run("dissemination", par, P=500, seed=3, noise=(10e-6, 1e-6)).finish_ps
