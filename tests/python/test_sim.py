@@ -185,6 +185,24 @@ def test_goal_in_loggopsim_syntax(tmp_path: Path) -> None:
     assert r.finish_ps == [2_800_000, 1_700_000]
 
 
+def test_loggopsim_readme_example(tmp_path: Path) -> None:
+    """LogGOPSim's README: its 16-rank dissemination example (every receive posted at the start,
+    round j's send after round j-1's receive, 1-byte messages) ends at 22000 ns with its default
+    parameters (L 2500, o 1500, g 1000 ns): 4 rounds of o + L + o."""
+    lines = ["num_ranks 16"]
+    for r in range(16):
+        lines.append(f"rank {r} {{")
+        for j, d in enumerate((1, 2, 4, 8)):
+            lines += [f"l{2 * j + 1}: send 1b to {(r + d) % 16} tag 0", f"l{2 * j + 2}: recv 1b from {(r - d) % 16} tag 0"]
+            if j:
+                lines.append(f"l{2 * j + 1} requires l{2 * j}")
+        lines.append("}")
+    f = tmp_path / "dissemination_16.goal"
+    f.write_text("\n".join(lines) + "\n")
+    r = sim.run(f, sim.LogGOPS(L_s=2.5e-6, o_s_s=1.5e-6, o_r_s=1.5e-6, g_s=1e-6, G_s_per_byte=6e-9))
+    assert r.finish_ps == [22_000_000] * 16
+
+
 def test_rendezvous_adds_the_handshake(tmp_path: Path) -> None:
     f = tmp_path / "one.goal"
     f.write_text("num_ranks 2\nrank 0 {\nl1: send 101b to 1\n}\nrank 1 {\nl1: recv 101b from 0\n}\n")
