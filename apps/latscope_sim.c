@@ -141,6 +141,7 @@ int main(int argc, char **argv) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     lts_sim_result_t res;
+    lts_goal_t *g = NULL;
     int rc;
     size_t nops = 0;
     if (algo) {
@@ -161,17 +162,16 @@ int main(int argc, char **argv) {
         }
         if (!rc) rc = lts_sim_run_prog(&prog, &o, &res, err, sizeof err);
     } else {
-        lts_goal_t *g = NULL;
         rc = lts_goal_load(goal, &g, err, sizeof err);
         if (!rc) {
             nops = lts_goal_nops(g);
             rc = lts_sim_run_goal(g, &o, &res, err, sizeof err);
         }
-        lts_goal_free(g);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc) {
         fprintf(stderr, PROG ": error: %s\n", err);
+        lts_goal_free(g);
         return rc == LTS_ENOMEM ? 1 : 2;
     }
     double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
@@ -232,10 +232,26 @@ int main(int argc, char **argv) {
     if (res.delays) printf("%.17g", sec(res.delay_sum) / (double)res.delays); else printf("null");
     printf(", \"histogram\": {\"lo_s\": %.17g, \"hi_s\": %.17g, \"counts\": [", sec(lo), sec(hi));
     for (long long b = 0; b < bins; b++) printf("%s%lld", b ? ", " : "", cnt[b]);
-    printf("]}, \"wall_s\": %.6g, \"events_per_s\": %.6g, \"engine_bytes\": %zu, \"peak_rss_bytes\": %lld}\n", wall,
+    printf("]}, \"critical_path\": ");
+    if (g && res.cp) {   /* the operations that decided the end time, in time order */
+        static const char *kinds[] = {"", "send", "recv", "calc"};
+        printf("{\"length\": %zu, \"ops\": [", res.ncp_total);
+        for (size_t i = 0; i < res.ncp; i++) {
+            uint32_t v = res.cp[i].op;
+            printf("%s{\"rank\": %d, \"op\": \"%s\", \"line\": %d", i ? ", " : "", g->rank[v], kinds[g->kind[v]],
+                   g->line[v]);
+            if (g->kind[v] != LTS_GOAL_CALC) printf(", \"peer\": %d, \"tag\": %d, \"bytes\": %lld", g->peer[v], g->tag[v], (long long)g->size[v]);
+            printf(", \"start_s\": %.17g, \"end_s\": %.17g}", sec(res.cp[i].start), sec(res.cp[i].end));
+        }
+        printf("]}");
+    } else {
+        printf("null");
+    }
+    printf(", \"wall_s\": %.6g, \"events_per_s\": %.6g, \"engine_bytes\": %zu, \"peak_rss_bytes\": %lld}\n", wall,
            wall > 0 ? (double)res.events / wall : 0.0, res.peak_bytes, (long long)ru.ru_maxrss * 1024);
     free(s);
     free(cnt);
     lts_sim_result_free(&res);
+    lts_goal_free(g);
     return 0;
 }

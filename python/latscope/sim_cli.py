@@ -95,6 +95,21 @@ def main(args: argparse.Namespace) -> int:
         for i, c in enumerate(counts):
             bar = "#" * (round(40 * c / top) if top else 0)
             print(f"  {fmt_time(h['lo_s'] + i * width):>10} {c:>9} {bar}")
+    cp = d.get("critical_path")
+    if cp:
+        ops = cp["ops"]
+        ranks = len({o["rank"] for o in ops})
+        print(f"  critical path: {cp['length']} operations on {ranks} ranks"
+              + (f" (the last {len(ops)} shown)" if len(ops) < cp["length"] else ""))
+        shown = ops if len(ops) <= 12 else ops[:6] + [None] + ops[-5:]
+        for o in shown:
+            if o is None:
+                print("    ...")
+                continue
+            what = o["op"] if o["op"] == "calc" else \
+                f"{o['op']} {o['bytes']}b {'to' if o['op'] == 'send' else 'from'} {o['peer']} tag {o['tag']}"
+            print(f"    {fmt_time(o['start_s']):>10} .. {fmt_time(o['end_s']):>10}  rank {o['rank']}: {what} "
+                  f"(line {o['line']})")
     if args.per_rank:
         print(f"  per-rank finish times: {args.per_rank}")
     return 0

@@ -132,6 +132,9 @@ typedef struct sim {
     int64_t delay_sum;
     /* GOAL */
     uint8_t *vstate;     /* 0 waiting, 1 started, 2 done */
+    int64_t *vstart, *vend;
+    uint32_t *vcause;    /* the operation that decided when v could start (critical path), or NONE */
+    uint32_t *lastv;     /* per rank: the operation that last held its CPU */
     uint32_t *vleft;
     int64_t *vready;
     int64_t unit;
@@ -402,7 +405,7 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
         R->cpu = b * p->O != 0 ? busy(s, r, t0, p->o_s + b * p->O) : os_end;
         R->nic_s = t0 + p->g + b * p->G;
         *done = R->cpu;
-        ev_t ev = {os_end + b * p->G + p->L, EV_MAKE(EV_MSG, dst, 0), size, r, tag};
+        ev_t ev = {os_end + b * p->G + p->L, EV_MAKE(EV_MSG, dst, handle), size, r, tag};
         return push_ev(s, ev) ? -1 : 0;
     }
     int32_t m = qalloc(s);
@@ -518,13 +521,19 @@ static void free_common(sim_t *s) {
     free(s->vstate);
     free(s->vleft);
     free(s->vready);
+    free(s->vstart);
+    free(s->vend);
+    free(s->vcause);
+    free(s->lastv);
 }
 
 void lts_sim_result_free(lts_sim_result_t *r) {
     if (r) {
         free(r->finish);
         free(r->delay_ps);
+        free(r->cp);
         r->finish = r->delay_ps = NULL;
+        r->cp = NULL;
     }
 }
 
@@ -629,6 +638,7 @@ static int32_t msg_entry(sim_t *s, const ev_t *ev) {
     if (m < 0) return -1;
     qent_t *e = &s->q[m];
     e->kind = M_EAGER;
+    e->h = EV_ARG(ev->p);   /* the send (GOAL: its vertex) */
     e->src = ev->src;
     e->tag = ev->tag;
     e->size = ev->size;
@@ -734,8 +744,13 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
 
 /* ---- GOAL schedules ------------------------------------------------------------------------ */
 
-static int notify(sim_t *s, uint32_t w, int64_t t) {
-    if (t > s->vready[w]) s->vready[w] = t;
+#define NONE UINT32_MAX
+
+static int notify(sim_t *s, uint32_t w, int64_t t, uint32_t from) {
+    if (t > s->vready[w]) {
+        s->vready[w] = t;
+        s->vcause[w] = from;
+    }
     if (--s->vleft[w] == 0) return push(s, EV_READY, s->goal->rank[w], w, s->vready[w]);
     return 0;
 }
@@ -744,18 +759,35 @@ static int v_started(sim_t *s, uint32_t v, int64_t t) {
     const lts_goal_t *g = s->goal;
     s->vstate[v] = 1;
     for (size_t i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
-        if ((g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i] & ~LTS_GOAL_IREQ, t)) return s->failed;
+        if ((g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i] & ~LTS_GOAL_IREQ, t, v)) return s->failed;
     return 0;
 }
 
 static int v_done(sim_t *s, uint32_t v, int64_t t) {
     const lts_goal_t *g = s->goal;
     s->vstate[v] = 2;
+    s->vend[v] = t;
     int r = g->rank[v];
     if (t > s->fin[r]) s->fin[r] = t;
     for (size_t i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
-        if (!(g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i], t)) return s->failed;
+        if (!(g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i], t, v)) return s->failed;
     return 0;
+}
+
+/* v starts using rank r's CPU: if the CPU (or NIC) was what it waited for, the operation that
+ * held it is v's cause on the critical path */
+static void v_cpu(sim_t *s, uint32_t v, int r, int64_t start) {
+    if (start > s->now && s->lastv[r] != NONE) s->vcause[v] = s->lastv[r];
+    s->lastv[r] = v;
+}
+
+/* A receive v is processed now: gated by its rank's CPU or NIC (their last user), by the
+ * message (its send, when it arrives now) or by its own posting (the cause it has). */
+static void v_recv(sim_t *s, uint32_t v, int r, uint32_t send, int arriving) {
+    const rank_t *R = &s->r[r];
+    if ((R->cpu > s->now || R->nic_r > s->now) && s->lastv[r] != NONE) s->vcause[v] = s->lastv[r];
+    else if (arriving) s->vcause[v] = send;
+    s->lastv[r] = v;
 }
 
 static int goal_ready(sim_t *s, uint32_t v) {
@@ -766,20 +798,26 @@ static int goal_ready(sim_t *s, uint32_t v) {
     case LTS_GOAL_CALC: {
         int64_t st = max64(s->now, R->cpu);
         R->cpu = busy(s, r, st, g->size[v] * s->unit);
+        s->vstart[v] = st;
+        v_cpu(s, v, r, st);
         if (v_started(s, v, st)) return s->failed;
         return v_done(s, v, R->cpu);
     }
     case LTS_GOAL_SEND: {
         int64_t st, done;
         if (do_send(s, r, s->now, g->peer[v], g->tag[v], g->size[v], v, &st, &done) < 0) return s->failed;
+        s->vstart[v] = st;
+        v_cpu(s, v, r, st);
         if (v_started(s, v, st)) return s->failed;
         return done >= 0 ? v_done(s, v, done) : 0;
     }
     default: {   /* recv: posted now */
+        s->vstart[v] = s->now;
         if (v_started(s, v, s->now)) return s->failed;
         int32_t m = lmatch(s, &R->unexp, g->peer[v], g->tag[v], 0);
         if (m < 0) return posted_add(s, R, g->peer[v], g->tag[v], v);
         if (s->q[m].kind == M_RTS) return do_rts(s, r, m, v, s->now);
+        v_recv(s, v, r, s->q[m].h, 0);
         int64_t done = do_recv(s, r, s->q[m].size, s->now);
         qfree(s, m);
         return v_done(s, v, done);
@@ -796,6 +834,7 @@ static int goal_msg(sim_t *s, int r, const ev_t *ev) {
         lappend(s, &R->unexp, m);
         return 0;
     }
+    v_recv(s, v, r, EV_ARG(ev->p), 1);
     return v_done(s, v, do_recv(s, r, ev->size, s->now));
 }
 
@@ -804,6 +843,7 @@ static int goal_arrive(sim_t *s, int r, int32_t m) {
     qent_t *e = &s->q[m];
     if (e->kind == M_DATA) {
         uint32_t v = e->h2;
+        v_recv(s, v, r, e->h, 1);
         int64_t done = do_recv(s, r, e->size, s->now);
         qfree(s, m);
         return v_done(s, v, done);
@@ -811,6 +851,7 @@ static int goal_arrive(sim_t *s, int r, int32_t m) {
     uint32_t v;
     if (!posted_match(s, R, e->src, e->tag, &v)) { lappend(s, &R->unexp, m); return 0; }
     if (e->kind == M_RTS) return do_rts(s, r, m, v, s->now);
+    v_recv(s, v, r, e->h, 1);
     int64_t done = do_recv(s, r, e->size, s->now);
     qfree(s, m);
     return v_done(s, v, done);
@@ -847,6 +888,31 @@ static int goal_deadlock(sim_t *s) {
     return 0;
 }
 
+/* From the operation that ends last back along the causes: the operations that decided the end
+ * time, in time order (res->cp: LTS_SIM_CP_MAX at most, the latest ones). */
+static int critical_path(sim_t *s, lts_sim_result_t *res) {
+    const lts_goal_t *g = s->goal;
+    if (!g->nv) return 0;
+    uint32_t last = 0;
+    for (uint32_t v = 1; v < g->nv; v++)
+        if (s->vend[v] > s->vend[last]) last = v;
+    size_t n = 0;
+    for (uint32_t v = last; v != NONE && n < g->nv; v = s->vcause[v]) n++;
+    res->ncp_total = n;
+    if (n > LTS_SIM_CP_MAX) n = LTS_SIM_CP_MAX;
+    res->cp = malloc(n * sizeof *res->cp);
+    if (!res->cp) return fail(s, LTS_ENOMEM, "out of memory (critical path of %zu operations)", n);
+    res->ncp = n;
+    size_t i = n;
+    for (uint32_t v = last; v != NONE && i > 0; v = s->vcause[v]) {
+        lts_sim_cp_t *c = &res->cp[--i];
+        c->op = v;
+        c->start = s->vstart[v];
+        c->end = s->vend[v];
+    }
+    return 0;
+}
+
 int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_result_t *res, char *err, size_t errlen) {
     sim_t s;
     memset(res, 0, sizeof *res);
@@ -857,7 +923,16 @@ int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_resul
         s.vstate = calloc(g->nv ? g->nv : 1, 1);
         s.vleft = malloc((g->nv ? g->nv : 1) * sizeof *s.vleft);
         s.vready = calloc(g->nv ? g->nv : 1, sizeof *s.vready);
-        if (!s.vstate || !s.vleft || !s.vready) rc = fail(&s, LTS_ENOMEM, "out of memory (%zu operations)", g->nv);
+        s.vstart = calloc(g->nv ? g->nv : 1, sizeof *s.vstart);
+        s.vend = calloc(g->nv ? g->nv : 1, sizeof *s.vend);
+        s.vcause = malloc((g->nv ? g->nv : 1) * sizeof *s.vcause);
+        s.lastv = malloc((size_t)g->P * sizeof *s.lastv);
+        if (!s.vstate || !s.vleft || !s.vready || !s.vstart || !s.vend || !s.vcause || !s.lastv)
+            rc = fail(&s, LTS_ENOMEM, "out of memory (%zu operations)", g->nv);
+        else {
+            memset(s.vcause, 0xff, (g->nv ? g->nv : 1) * sizeof *s.vcause);
+            memset(s.lastv, 0xff, (size_t)g->P * sizeof *s.lastv);
+        }
     }
     for (size_t v = 0; !rc && v < g->nv; v++) {
         if (g->kind[v] == LTS_GOAL_CALC && g->size[v] > INT64_MAX / 4 / s.unit)
@@ -883,7 +958,8 @@ int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_resul
         }
     }
     if (!rc) rc = goal_deadlock(&s);
-    if (!rc) finish_common(&s, res, g->nv * (1 + 4 + 8));
+    if (!rc) rc = critical_path(&s, res);
+    if (!rc) finish_common(&s, res, g->nv * (1 + 4 + 8 + 8 + 8 + 4) + (size_t)g->P * 4);
     free_common(&s);
     return rc;
 }

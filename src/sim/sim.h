@@ -70,13 +70,19 @@ typedef struct lts_sim_opts {
     int64_t noise_period, noise_detour;   /* OS noise, ps: a detour every period per rank (0: none) */
 } lts_sim_opts_t;
 
+/* One operation of a GOAL schedule's critical path (its index in the lts_goal_t arrays). */
+#define LTS_SIM_CP_MAX 100000
+typedef struct lts_sim_cp { uint32_t op; int64_t start, end; } lts_sim_cp_t;
+
 typedef struct lts_sim_result {
     int P;
     int64_t *finish;      /* per rank: the end of its last operation, ps (malloc'ed) */
     int64_t *delay_ps;    /* per rank: table delay drawn, ps (malloc'ed; NULL without a table) */
     uint64_t events, messages, delays;
     int64_t delay_sum;    /* ps of table delay drawn, all ranks */
-    size_t peak_bytes;    /* the engine's own arrays at their largest (heap, pools, per-rank state) */
+    size_t peak_bytes;    /* the engine's own arrays at the end (pools, per-rank state) */
+    lts_sim_cp_t *cp;     /* GOAL: the critical path, in time order (malloc'ed; NULL for programs) */
+    size_t ncp, ncp_total;   /* entries in cp; length of the whole path (cp keeps its end) */
 } lts_sim_result_t;
 
 int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_result_t *res, char *err, size_t errlen);

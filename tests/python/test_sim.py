@@ -203,6 +203,29 @@ def test_loggopsim_readme_example(tmp_path: Path) -> None:
     assert r.finish_ps == [22_000_000] * 16
 
 
+def test_critical_path_names_the_messages_and_ranks_that_decided_the_end(tmp_path: Path) -> None:
+    f = tmp_path / "pp.goal"
+    f.write_text(LOGGOPSIM_STYLE)
+    cp = sim.run(f, sim.LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=2e-7)).summary["critical_path"]
+    # rank 0's send, rank 1's receive and answer, rank 0's receive; not rank 1's calc
+    assert [(o["rank"], o["op"], o["line"]) for o in cp["ops"]] == [(0, "send", 5), (1, "recv", 13), (1, "send", 14),
+                                                                   (0, "recv", 6)]
+    assert cp["length"] == 4 and cp["ops"][-1]["end_s"] == 2.8e-6
+    # a generated dissemination barrier as GOAL: one message per round, rank by rank, each hop
+    # starting where the previous one ended
+    g = tmp_path / "d.goal"
+    assert lsim("--algo", "dissemination", "--P", "8", "--goal-out", str(g)).returncode == 0
+    r = sim.run(g, sim.LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=2e-7))
+    ops = r.summary["critical_path"]["ops"]
+    assert [o["op"] for o in ops] == ["send", "recv"] * 3
+    for a, b in zip(ops[1::2], ops[2::2]):   # a receive, then that rank's next send
+        assert a["rank"] == b["rank"] and a["end_s"] == b["start_s"]
+    for s_, rcv in zip(ops[0::2], ops[1::2]):
+        assert rcv["peer"] == s_["rank"] and s_["peer"] == rcv["rank"]
+    assert ops[-1]["end_s"] == r.time_s
+    assert sim.run("dissemination", sim.LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=2e-7), P=8).summary["critical_path"] is None
+
+
 def test_rendezvous_adds_the_handshake(tmp_path: Path) -> None:
     f = tmp_path / "one.goal"
     f.write_text("num_ranks 2\nrank 0 {\nl1: send 101b to 1\n}\nrank 1 {\nl1: recv 101b from 0\n}\n")
