@@ -205,8 +205,12 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def _start(cmd: list[str], runs: Path, n: int) -> subprocess.Popen[str]:
-    """Start a study; return once it has recorded n runs (meta + n lines), still running."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Start a study; return once it has recorded n runs (meta + n lines), still running. The
+    study gets SIGINT's default disposition, as in a terminal: started from a background job of a
+    non-interactive shell (a CI script run with `&`), it would inherit SIGINT ignored, and Python
+    then leaves Ctrl-C ignored (the study ran to its end in such a run)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if runs.exists() and len(runs.read_text().splitlines()) >= 1 + n:
