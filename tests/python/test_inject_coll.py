@@ -85,8 +85,10 @@ def test_binomial_bcast_delayed_once_per_round(np_: int, lib: str, tmp_path: Pat
         assert r["bcast_max_min_us"] >= want - TOL_BELOW_US, (mode, np_, want, r)
         added = r["bcast_max_min_us"] - r["base_bcast_max_min_us"]
         # per call, every rank busy-waits at once: with more ranks than cores two of them share one
-        # and their waits follow each other (Open MPI at np 3 on 2 cores: 401 us, every iteration)
-        if mode == "messages" or np_ <= cores():
+        # and their waits follow each other (Open MPI at np 3 on 2 cores: 401 us, every iteration);
+        # in message mode the senders of one round do too (Open MPI at np 4: two senders in round
+        # 2, 602 us): the ceiling holds where every rank has a core, the floor and the count always
+        if np_ <= cores():
             assert added <= want + TOL_ABOVE_US, (mode, np_, want, r)
         assert r["bcast_max_median_us"] >= want - TOL_BELOW_US, (mode, np_, r)
         # messages: one delay per message of the tree (P-1 per bcast); calls: one per rank and call
