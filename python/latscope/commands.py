@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -58,6 +60,25 @@ def group_of(cmd: Command) -> str:
     if not isinstance(group, str):
         raise TypeError(f"{cmd}: GROUP must be a command name (a str), not {group!r}")
     return group
+
+
+def parse_alone(args: argparse.Namespace | Sequence[str] | None, name: str,
+                add_parser: Callable[[Any], object]) -> argparse.Namespace | int:
+    """For a module's main(args) called directly (tests, `python -m latscope.NAME_cli`) as well as
+    by `latscope`: a namespace is returned as it is; an argv list (None: sys.argv[1:]; it may start
+    with the command's name) is parsed by a `latscope` parser holding only this command. A usage
+    error or --help gives argparse's exit status (2 or 0) instead."""
+    if isinstance(args, argparse.Namespace):
+        return args
+    argv = list(sys.argv[1:] if args is None else args)
+    if argv[:1] == [name]:
+        argv = argv[1:]
+    top = argparse.ArgumentParser(prog="latscope")
+    add_parser(top.add_subparsers(dest="cmd", required=True))
+    try:
+        return top.parse_args([name, *argv])
+    except SystemExit as e:   # argparse: usage errors exit 2, --help exits 0
+        return int(e.code or 0)
 
 
 def _subparsers(p: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:

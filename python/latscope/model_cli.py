@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from latscope import jsonio
+from latscope.commands import parse_alone
 from latscope.models import ModelError
 from latscope.model_options import (add_model_value_args, arg_type, format_time, network_from_args, params_from_args,
                                     parse_per_byte, parse_size, parse_time, run_guarded)
@@ -407,23 +408,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return mp
 
 
-def _standalone_parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="latscope")
-    add_parser(top.add_subparsers(dest="command"))
-    return top
-
-
 def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     """Run ``latscope model``; ``args`` is a parsed namespace or an argv list (after ``model``)."""
-    if not isinstance(args, argparse.Namespace):
-        argv = list(sys.argv[1:] if args is None else args)
-        if argv[:1] == ["model"]:
-            argv = argv[1:]
-        try:
-            args = _standalone_parser().parse_args(["model", *argv])
-        except SystemExit as e:  # argparse: usage errors exit 2, --help exits 0
-            return int(e.code or 0)
-    return run_guarded(args.model_func, args, PROG)
+    ns = parse_alone(args, "model", add_parser)
+    if isinstance(ns, int):
+        return ns
+    return run_guarded(ns.model_func, ns, PROG)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from latscope import jsonio
 from latscope import model_cli
+from latscope.commands import parse_alone
 from latscope.model_options import add_model_value_args, arg_type, format_time, params_from_args, parse_size, run_guarded
 from latscope.loop_options import add_loop_options, loop_options, seconds_option
 
@@ -172,17 +173,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     """Run ``latscope predict``; ``args`` is a parsed namespace or an argv list (after ``predict``)."""
-    if not isinstance(args, argparse.Namespace):
-        argv = list(sys.argv[1:] if args is None else args)
-        if argv[:1] == ["predict"]:
-            argv = argv[1:]
-        top = argparse.ArgumentParser(prog="latscope")
-        add_parser(top.add_subparsers(dest="command"))
-        try:
-            args = top.parse_args(["predict", *argv])
-        except SystemExit as e:
-            return int(e.code or 0)
-    return run_guarded(args.predict_func, args, PROG)
+    ns = parse_alone(args, "predict", add_parser)
+    if isinstance(ns, int):
+        return ns
+    return run_guarded(ns.predict_func, ns, PROG)
 
 
 if __name__ == "__main__":

@@ -432,27 +432,11 @@ class FitSet:
     seed: int
     tables: dict[str, DelayTable]  # file name -> table
 
-    @property
-    def shape(self) -> float:
-        return self.fit.shape
-
-    @property
-    def loc_s(self) -> float:
-        return self.fit.loc_s
-
-    @property
-    def scale_s(self) -> float:
-        return self.fit.scale_s
-
-    @property
-    def n(self) -> int:
-        return self.fit.n
-
     def summary(self) -> dict[str, Any]:
         return {
             "schema": "latscope.tables-fit/2",
             "fit": self.fit.to_dict(),
-            "n": self.n, "sample_mean_s": self.sample_mean_s, "sample_sd_s": self.sample_sd_s,
+            "n": self.fit.n, "sample_mean_s": self.sample_mean_s, "sample_sd_s": self.sample_sd_s,
             "target_mean_s": self.target_mean_s, "match": self.match, "vary": self.vary, "seed": self.seed,
             "tables": [{"file": f, "distribution": t.distribution, "params": t.params, **t.summary()}
                        for f, t in self.tables.items()],

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from latscope import distributions as D
+from latscope.commands import parse_alone
 from latscope.units import fmt_time, parse_duration
 
 if TYPE_CHECKING:   # numpy, pandas, scipy: imported where a table is made or read, not to build the parser
@@ -149,8 +150,9 @@ def _fit(args: argparse.Namespace) -> int:
     seed = _int_given(args.seed, "--seed")
     fs = T.fit_tables(T.load_samples(args.samples, _int(args.point, "--point")), seed, args.match, args.vary)
     paths = fs.write(args.out)
-    print(f"lognormal fit: shape {fs.shape:.4g}, loc {fmt_time(fs.loc_s)}, scale {fmt_time(fs.scale_s)} "
-          f"(KS distance {fs.fit.ks_distance:.3g}); {fs.n} samples, mean {fmt_time(fs.sample_mean_s)}; "
+    f = fs.fit
+    print(f"lognormal fit: shape {f.shape:.4g}, loc {fmt_time(f.loc_s)}, scale {fmt_time(f.scale_s)} "
+          f"(KS distance {f.ks_distance:.3g}); {f.n} samples, mean {fmt_time(fs.sample_mean_s)}; "
           f"every table's mean {fmt_time(fs.target_mean_s)} ({fs.match})")
     for p in paths:
         print(p)
@@ -213,12 +215,11 @@ _COMMANDS = {"make": _make, "fit": _fit, "show": _show, "export": _export}
 
 
 def main(args: argparse.Namespace | list[str] | None = None) -> int:
-    if not isinstance(args, argparse.Namespace):
-        ap = argparse.ArgumentParser(prog="latscope")
-        add_parser(ap.add_subparsers(dest="cmd", required=True))
-        args = ap.parse_args(["tables"] + list(args or []))
+    ns = parse_alone(args, "tables", add_parser)
+    if isinstance(ns, int):
+        return ns
     try:
-        return _COMMANDS[args.tcmd](args)
+        return _COMMANDS[ns.tcmd](ns)
     except D.TableError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
     except FileNotFoundError as e:

@@ -170,7 +170,7 @@ def test_fit_set_keeps_observed_mean(fitset: T.FitSet) -> None:
     m = fitset.sample_mean_s
     assert fitset.target_mean_s == m and fitset.match == "observed"
     full = fitset.tables["lognormal.tbl"]
-    assert full.params["shape"] == fitset.shape and full.params["scale_s"] == fitset.scale_s
+    assert full.params["shape"] == fitset.fit.shape and full.params["scale_s"] == fitset.fit.scale_s
     for name, frac in [("constant.tbl", 0.0), ("lognormal-25.tbl", 0.25), ("lognormal-50.tbl", 0.5),
                        ("lognormal-75.tbl", 0.75), ("lognormal.tbl", 1.0)]:
         t = fitset.tables[name]
@@ -186,7 +186,7 @@ def test_fit_vary_scale_keeps_mean() -> None:
     fs = T.fit_tables(s, seed=1, vary="scale")
     for name, t in fs.tables.items():
         assert abs(t.mean_s() - fs.sample_mean_s) / fs.sample_mean_s < 0.005, name
-    assert fs.tables["lognormal-25.tbl"].params["scale_s"] == pytest.approx(0.25 * fs.scale_s)
+    assert fs.tables["lognormal-25.tbl"].params["scale_s"] == pytest.approx(0.25 * fs.fit.scale_s)
     assert fs.tables["lognormal-25.tbl"].sd_s() > fs.tables["lognormal.tbl"].sd_s()  # the literal recipe
 
 
