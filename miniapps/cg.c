@@ -315,14 +315,5 @@ static int cg_run(const lts_mapp_ctx *ctx, lts_mapp_result *res) {
     return 0;
 }
 
-static const lts_mapp_desc cg_desc = {
-    .app = "cg",
-    .summary = "NPB CG: inverse power method, 25 conjugate-gradient steps per iteration on a random sparse matrix",
-    .classes = cg_class_names,
-    .default_class = "S",
-    .default_iters = cg_default_iters,
-    .check = cg_check,
-    .run = cg_run,
-};
-
-int main(int argc, char **argv) { return lts_mapp_main(argc, argv, &cg_desc); }
+LTS_MAPP_MAIN(.app = "cg", .classes = cg_class_names, .default_iters = cg_default_iters, .check = cg_check, .run = cg_run,
+              .summary = "NPB CG: inverse power method, 25 conjugate-gradient steps per iteration on a random sparse matrix")

@@ -74,14 +74,5 @@ static int ep_run(const lts_mapp_ctx *ctx, lts_mapp_result *res) {
     return 0;
 }
 
-static const lts_mapp_desc ep_desc = {
-    .app = "ep",
-    .summary = "NPB EP: Gaussian pairs from NPB's random stream, one allreduce at the end (the control)",
-    .classes = ep_class_names,
-    .default_class = "S",
-    .default_iters = NULL,
-    .check = NULL,
-    .run = ep_run,
-};
-
-int main(int argc, char **argv) { return lts_mapp_main(argc, argv, &ep_desc); }
+LTS_MAPP_MAIN(.app = "ep", .classes = ep_class_names, .run = ep_run,
+              .summary = "NPB EP: Gaussian pairs from NPB's random stream, one allreduce at the end (the control)")

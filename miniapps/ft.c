@@ -401,14 +401,5 @@ out:
     return rc;
 }
 
-static const lts_mapp_desc ft_desc = {
-    .app = "ft",
-    .summary = "NPB FT: 3-D FFT time steps, slab decomposition, one all-to-all transpose per transform",
-    .classes = FT_CLASS_NAMES,
-    .default_class = "S",
-    .default_iters = ft_default_iters,
-    .check = ft_check,
-    .run = ft_run,
-};
-
-int main(int argc, char **argv) { return lts_mapp_main(argc, argv, &ft_desc); }
+LTS_MAPP_MAIN(.app = "ft", .classes = FT_CLASS_NAMES, .default_iters = ft_default_iters, .check = ft_check, .run = ft_run,
+              .summary = "NPB FT: 3-D FFT time steps, slab decomposition, one all-to-all transpose per transform")

@@ -275,14 +275,5 @@ static int is_run(const lts_mapp_ctx *ctx, lts_mapp_result *res) {
     return 0;
 }
 
-static const lts_mapp_desc is_desc = {
-    .app = "is",
-    .summary = "NPB IS: integer bucket sort, keys redistributed by MPI_Alltoallv every iteration",
-    .classes = is_class_names,
-    .default_class = "S",
-    .default_iters = is_default_iters,
-    .check = is_check,
-    .run = is_run,
-};
-
-int main(int argc, char **argv) { return lts_mapp_main(argc, argv, &is_desc); }
+LTS_MAPP_MAIN(.app = "is", .classes = is_class_names, .default_iters = is_default_iters, .check = is_check, .run = is_run,
+              .summary = "NPB IS: integer bucket sort, keys redistributed by MPI_Alltoallv every iteration")

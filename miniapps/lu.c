@@ -360,14 +360,5 @@ out:
     return rc;
 }
 
-static const lts_mapp_desc lu_desc = {
-    .app = "lu",
-    .summary = "LU/SSOR wavefront: pipelined point-to-point sweeps over a 2-D decomposition",
-    .classes = LU_CLASS_NAMES,
-    .default_class = "S",
-    .default_iters = lu_default_iters,
-    .check = lu_check,
-    .run = lu_run,
-};
-
-int main(int argc, char **argv) { return lts_mapp_main(argc, argv, &lu_desc); }
+LTS_MAPP_MAIN(.app = "lu", .classes = LU_CLASS_NAMES, .default_iters = lu_default_iters, .check = lu_check, .run = lu_run,
+              .summary = "LU/SSOR wavefront: pipelined point-to-point sweeps over a 2-D decomposition")

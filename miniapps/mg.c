@@ -399,14 +399,5 @@ static int mg_run(const lts_mapp_ctx *ctx, lts_mapp_result *res) {
     return 0;
 }
 
-static const lts_mapp_desc mg_desc = {
-    .app = "mg",
-    .summary = "V-cycle multigrid for 3-D Poisson (7-point), z slabs, a halo exchange per level and step",
-    .classes = MG_CLASS_NAMES,
-    .default_class = "S",
-    .default_iters = mg_default_iters,
-    .check = mg_check,
-    .run = mg_run,
-};
-
-int main(int argc, char **argv) { return lts_mapp_main(argc, argv, &mg_desc); }
+LTS_MAPP_MAIN(.app = "mg", .classes = MG_CLASS_NAMES, .default_iters = mg_default_iters, .check = mg_check, .run = mg_run,
+              .summary = "V-cycle multigrid for 3-D Poisson (7-point), z slabs, a halo exchange per level and step")

@@ -172,7 +172,10 @@ static void num(char *buf, size_t n, double v) {
     else snprintf(buf, n, "null");
 }
 
-int lts_mapp_main(int argc, char **argv, const lts_mapp_desc *d) {
+int lts_mapp_main(int argc, char **argv, const lts_mapp_desc *desc) {
+    lts_mapp_desc resolved = *desc;
+    if (!resolved.default_class) resolved.default_class = resolved.classes[0];
+    const lts_mapp_desc *d = &resolved;
     MPI_Init(&argc, &argv);
     lts_mapp_ctx ctx;
     memset(&ctx, 0, sizeof ctx);

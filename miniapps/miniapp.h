@@ -1,10 +1,9 @@
 /* The mini-app suite's common part (issue 13 item 1; docs/miniapps.md "The common interface").
  *
- * Each mini-app is one file miniapps/<app>.c that defines one descriptor and a three-line main:
+ * Each mini-app is one file miniapps/<app>.c whose main is its descriptor, given to LTS_MAPP_MAIN:
  *
- *     static const lts_mapp_desc cg_desc = {.app = "cg", .classes = cg_classes, .check = cg_check,
- *                                           .run = cg_run, ...};
- *     int main(int argc, char **argv) { return lts_mapp_main(argc, argv, &cg_desc); }
+ *     LTS_MAPP_MAIN(.app = "cg", .classes = cg_classes, .default_iters = cg_iters, .check = cg_check,
+ *                   .run = cg_run, .summary = "...")
  *
  * lts_mapp_main owns everything around the kernel: MPI_Init/Finalize, the command line
  * (`--class C --iters N --json --inject-fault --help`), the checks every rank makes identically
@@ -41,7 +40,7 @@ typedef struct {
     const char *app;               /* "cg": program latscope-cg, the app= field */
     const char *summary;           /* one line for --help and `latscope apps list` */
     const char *const *classes;    /* NULL-terminated list of class names, e.g. {"S", "W", NULL} */
-    const char *default_class;
+    const char *default_class;     /* NULL: the first of classes */
     /* Default iteration count for a class index; NULL: the app has no iteration loop and rejects
      * --iters. */
     int (*default_iters)(int cls_index);
@@ -54,6 +53,14 @@ typedef struct {
 } lts_mapp_desc;
 
 int lts_mapp_main(int argc, char **argv, const lts_mapp_desc *desc);
+
+/* An app's main(): its descriptor's fields, designated, and nothing else; the rest is
+ * lts_mapp_main's, so no app repeats the program around its kernel. */
+#define LTS_MAPP_MAIN(...)                                                                      \
+    int main(int argc, char **argv) {                                                           \
+        static const lts_mapp_desc lts_mapp_desc_ = {__VA_ARGS__};                              \
+        return lts_mapp_main(argc, argv, &lts_mapp_desc_);                                      \
+    }
 
 /* Block distribution of n items over p parts: part c owns [*lo, *lo + *cnt). The first n % p
  * parts get one more. */
