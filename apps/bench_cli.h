@@ -86,6 +86,8 @@ int common_finish(app_t *a, common_t *o, int rc, int io_error, const char *cmd);
  * name; returns 0, -1 (help printed), 1 (bad input, after fail()) or an exit status > 1. */
 typedef int (*lts_bench_cmd_fn)(app_t *a, int argc, char **argv, int full_argc, char **full_argv);
 void lts_bench_command_add(const char *name, const char *usage, lts_bench_cmd_fn fn);
+/* The command registered under `name`, or NULL. */
+lts_bench_cmd_fn lts_bench_command_find(const char *name);
 #define LTS_BENCH_COMMAND(name_, usage_, fn_) \
     __attribute__((constructor)) static void lts_bench_cmd_ctor_##fn_(void) { lts_bench_command_add(name_, usage_, fn_); }
 

@@ -393,6 +393,12 @@ void lts_bench_command_add(const char *name, const char *usage, lts_bench_cmd_fn
     commands[ncommands++].fn = fn;
 }
 
+lts_bench_cmd_fn lts_bench_command_find(const char *name) {
+    for (int i = 0; i < ncommands; i++)
+        if (!strcmp(name, commands[i].name)) return commands[i].fn;
+    return NULL;
+}
+
 struct option *cli_opts_with(const struct option *own) {
     size_t n0 = 0, n1 = 0;
     while (lts_cli_opts[n0].name) n0++;
@@ -475,12 +481,11 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[1], "--version")) {
         if (a.me == 0) printf("latscope-bench %s\n", LTS_VERSION);
     } else {
-        int k = 0;
-        while (k < ncommands && strcmp(argv[1], commands[k].name)) k++;
-        if (k == ncommands) {
+        lts_bench_cmd_fn fn = lts_bench_command_find(argv[1]);
+        if (!fn) {
             fail(&a, "unknown command '%s': valid commands: %s", argv[1], names);
         } else {
-            int rc = commands[k].fn(&a, argc - 1, argv + 1, argc, argv);
+            int rc = fn(&a, argc - 1, argv + 1, argc, argv);
             if (rc > 1) status = rc;
         }
     }
