@@ -130,33 +130,17 @@ class LogPFit:
     notes: list[str] = field(default_factory=list)
     aux: dict[str, Estimate] = field(default_factory=dict)   # AUX_OPS measured (post, flag)
 
-    @property
-    def post_s(self) -> float | None:
-        """Time in MPI_Irecv with nothing to match (``None`` when not measured)."""
-        return self.aux["post"].value_s if "post" in self.aux else None
-
-    @property
-    def poll_s(self) -> float | None:
-        """Time to receive an arrived message by polling (``None`` when not measured)."""
-        return self.aux["poll"].value_s if "poll" in self.aux else None
+    def aux_s(self, op: str) -> float | None:
+        """The value of an AUX_OPS op (what each is: the table above AUX_OPS): post, poll, flag
+        and mcast as measured; ``None`` when the op was not measured."""
+        return self.aux[op].value_s if op in self.aux else None
 
     @property
     def L_loop_s(self) -> float | None:
         """``rtt_loop/2 - o_s - o_r`` at the smallest size: the hop of seed 002's benchmark loop less
         the overheads (``None`` when rtt_loop was not measured). May be negative, as L_s."""
-        if "rtt_loop" not in self.aux:
-            return None
-        return self.aux["rtt_loop"].value_s / 2 - self.o_s_s - self.o_r_s
-
-    @property
-    def flag_s(self) -> float | None:
-        """One-way shared-memory flag latency (``None`` when not measured: not on one node)."""
-        return self.aux["flag"].value_s if "flag" in self.aux else None
-
-    @property
-    def mcast_s(self) -> float | None:
-        """One-way MPI_Bcast latency on the pair (``None`` when not measured)."""
-        return self.aux["mcast"].value_s if "mcast" in self.aux else None
+        rtt_loop = self.aux_s("rtt_loop")
+        return None if rtt_loop is None else rtt_loop / 2 - self.o_s_s - self.o_r_s
 
     def loggp_params(self) -> dict[str, Any]:
         p: dict[str, Any] = {"L_s": max(0.0, self.L_s), "o_s_s": self.o_s_s, "o_r_s": self.o_r_s, "g_s": self.g_s,

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from latscope.figures import plt, png, table
+from latscope.figures import frame, plt, png, table
 from latscope.results import Results
 from latscope.units import fmt_rate, fmt_size, fmt_time
 
@@ -51,11 +51,8 @@ def section_latency(inp: ReportInput) -> str | None:
         ax.fill_between(x, lo * 1e6, hi * 1e6, alpha=0.25)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes; 0 drawn at 0.5)")
-    ax.set_ylabel("one-way latency (µs)")
-    ax.set_title("Ping-pong latency (RTT/2) with its CI band")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    frame(ax, "message size (bytes; 0 drawn at 0.5)", "one-way latency (µs)",
+          "Ping-pong latency (RTT/2) with its CI band", grid="both", legend=7)
     note = f"<p>{len(df)} points; band: {df['ci_level'].iloc[0]:.0%} CI of the {df['ci_of'].iloc[0]}.</p>"
     return png(fig) + note
 
@@ -97,11 +94,8 @@ def section_bandwidth(inp: ReportInput) -> str | None:
         g = g[g["size_bytes"] > 0].sort_values("size_bytes")
         ax.plot(g["size_bytes"], g["bandwidth_bytes_per_s"] / 1e9, marker=".", label=f"{pair[0]}→{pair[1]}")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bandwidth (GB/s)")
-    ax.set_title(f"Streaming bandwidth (window {int(df['window'].iloc[0])})")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    frame(ax, "message size (bytes)", "bandwidth (GB/s)", f"Streaming bandwidth (window {int(df['window'].iloc[0])})",
+          grid="both", legend=7)
     best = df["bandwidth_bytes_per_s"].max()
     return png(fig) + f"<p>Peak: {fmt_rate(best)}.</p>"
 

@@ -99,7 +99,7 @@ def test_fit_recovers_added_send_and_receive_costs(tmp_path, monkeypatch):
         assert h.o_s.value_s - b.o_s.value_s == pytest.approx(SEND_COST, abs=TOL), b.size_bytes
         assert h.o_r.value_s - b.o_r.value_s == pytest.approx(RECV_COST, abs=TOL), b.size_bytes
         if b.size_bytes == base.rows[0].size_bytes:   # poll (smallest size only): its receive pays it too
-            assert h.size_bytes == 0 and hook.poll_s - base.poll_s == pytest.approx(RECV_COST, abs=TOL)
+            assert h.size_bytes == 0 and hook.aux_s("poll") - base.aux_s("poll") == pytest.approx(RECV_COST, abs=TOL)
         # RTT/2 grows by both costs, so L = RTT/2 - o_s - o_r stays where it was
         assert h.rtt.value_s / 2 - b.rtt.value_s / 2 == pytest.approx(SEND_COST + RECV_COST, abs=TOL)
         assert h.L_s == pytest.approx(b.L_s, abs=TOL), b.size_bytes
@@ -155,11 +155,11 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     pts = res.points.set_index("op")
     rtt0 = f.rows[0].rtt.value_s
     # the fit's values: the medians of the raw samples (mcast: less the ping-pong's half)
-    assert f.post_s == pytest.approx(float(np.median(raw(res, "post"))), rel=1e-12) and f.post_s > 0
-    assert f.flag_s == pytest.approx(float(np.median(raw(res, "flag"))), rel=1e-12) and f.flag_s > 0
-    assert f.poll_s == pytest.approx(float(np.median(raw(res, "poll"))), rel=1e-12) and f.poll_s > 0
+    assert f.aux_s("post") == pytest.approx(float(np.median(raw(res, "post"))), rel=1e-12) and f.aux_s("post") > 0
+    assert f.aux_s("flag") == pytest.approx(float(np.median(raw(res, "flag"))), rel=1e-12) and f.aux_s("flag") > 0
+    assert f.aux_s("poll") == pytest.approx(float(np.median(raw(res, "poll"))), rel=1e-12) and f.aux_s("poll") > 0
     # the way back is a message in the loop's state: rtt_loop's half when measured (it is here)
-    assert f.mcast_s == pytest.approx(float(pts.loc["mcast", "median_s"]) - f.aux["rtt_loop"].value_s / 2)
+    assert f.aux_s("mcast") == pytest.approx(float(pts.loc["mcast", "median_s"]) - f.aux["rtt_loop"].value_s / 2)
     assert rtt0 > 0
     # how the ops of this launch compare, on minima: load lengthens the exchanges between the two
     # ranks (rtt, flag, mcast) and not a lone MPI_Irecv (post), so medians would compare unevenly
@@ -171,8 +171,8 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     pj = tmp_path / "p.json"
     f.write(pj, res.meta)
     src = json.loads(pj.read_text())["source"]
-    assert src["post_s"] == f.post_s and src["flag_s"] == f.flag_s and src["mcast_s"] == f.mcast_s
-    assert src["poll_s"] == f.poll_s
+    assert src["post_s"] == f.aux_s("post") and src["flag_s"] == f.aux_s("flag") and src["mcast_s"] == f.aux_s("mcast")
+    assert src["poll_s"] == f.aux_s("poll")
     # the loop's L: rtt_loop/2 - o_s - o_r (the barrier loop simulation's hop)
     assert f.L_loop_s == pytest.approx(f.aux["rtt_loop"].value_s / 2 - f.o_s_s - f.o_r_s)
     assert src["L_loop_s"] == f.L_loop_s and src["rtt_loop_s"] == f.aux["rtt_loop"].value_s

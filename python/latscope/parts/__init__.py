@@ -65,6 +65,13 @@ def read(mod: ModuleType) -> Part:
     return Part(mod.__name__, order, steps, list(sections), after)
 
 
+def beside_results(inp: Any, name: str) -> list[Path]:
+    """The files called `name` in the folders of the report's results files, folder by folder: a
+    command's side output (budget.jsonl, load.jsonl) lies next to the results it came with."""
+    dirs = sorted({Path(str(r.path)).parent for r in inp.results if r.path is not None})
+    return [d / name for d in dirs if (d / name).exists()]
+
+
 def load_all() -> list[Part]:
     """Every part, in ORDER (then by name)."""
     parts = [read(importlib.import_module(n)) for n in discover(__name__, Path(__file__).parent)]

@@ -81,7 +81,7 @@ def after_demo(out: Path, results: list[Results], params: dict[str, Any]) -> Non
 
 
 def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
-    from latscope.figures import plt, png as _png
+    from latscope.figures import frame, plt, png as _png
 
     d = pts[pts["pattern"] == "dag"]
     if d.empty:
@@ -107,11 +107,8 @@ def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
             except ModelError:
                 pass
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("blocks per stripe b")
-    ax.set_ylabel("makespan (ms)")
-    ax.set_title("Diamond DAG: makespan vs b (dotted: the model's optimal b)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    frame(ax, "blocks per stripe b", "makespan (ms)", "Diamond DAG: makespan vs b (dotted: the model's optimal b)",
+          grid="both", legend=7)
     return _png(fig)
 
 

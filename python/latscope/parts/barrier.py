@@ -14,7 +14,7 @@ import pandas as pd
 
 from latscope import logp
 from latscope.barrier import bench_args, compare_results, mean_abs_rel_err
-from latscope.figures import plt, png, table
+from latscope.figures import frame, plt, png, table
 from latscope.models import ModelError, from_dict
 from latscope.parts import Step
 from latscope.results import Results
@@ -93,8 +93,8 @@ def section_compare(inp: ReportInput) -> str | None:
         params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
         # the loop's hop: logp's rtt_loop (the round trip in the benchmark's own loop) when measured
         L_loop = f.L_s if f.L_loop_s is None else f.L_loop_s
-        df = compare_results(params, inp.results, L_raw_s=L_loop, post_s=f.post_s or 0.0, flag_s=f.flag_s,
-                             mcast_s=f.mcast_s, poll_s=f.poll_s)
+        df = compare_results(params, inp.results, L_raw_s=L_loop, post_s=f.aux_s("post") or 0.0,
+                             flag_s=f.aux_s("flag"), mcast_s=f.aux_s("mcast"), poll_s=f.aux_s("poll"))
     except ModelError:
         return None
     if df.empty:
@@ -116,9 +116,8 @@ def section_compare(inp: ReportInput) -> str | None:
     ax.set_xticks(range(len(algs)))
     ax.set_xticklabels(algs, rotation=45, ha="right", fontsize=7)
     ax.set_yscale("log")
-    ax.set_ylabel("barrier time (µs)")
-    ax.set_title("Barrier: measured (seed 002 §4.3 loop, mean over ranks of per-rank medians) vs LogP prediction")
-    ax.legend(fontsize=7)
+    frame(ax, None, "barrier time (µs)",
+          "Barrier: measured (seed 002 §4.3 loop, mean over ranks of per-rank medians) vs LogP prediction", legend=7)
     def t(v: object) -> str:
         return "-" if not isinstance(v, (int, float)) or math.isnan(v) else fmt_time(float(v))
 

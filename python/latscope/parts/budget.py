@@ -31,10 +31,7 @@ def after_demo(out: Path, results: list[Any], params: dict[str, Any]) -> None:
 
 
 def _draw(recs: list[dict[str, Any]]) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from latscope.figures import frame, plt
 
     comps = {c["name"]: c for c in recs if c["type"] == "component"}
     clos = [c for c in recs if c["type"] == "closure" and c.get("residual_s") is not None]
@@ -62,10 +59,9 @@ def _draw(recs: list[dict[str, Any]]) -> Any:
         ax.plot([float(cl["total_s"]) * 1e6] * 2, [y - 0.42, y + 0.42], color="black", lw=2)
     ax.set_yticks(range(len(clos)))
     ax.set_yticklabels([f"{c['total']} ({c['verdict']})" for c in clos])
-    ax.set_xlabel("one-way latency (µs); black bar: the measured total")
-    ax.set_title("latency budget: components by difference (seed 000 Fig. 9)", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.grid(True, axis="x", alpha=0.3)
+    frame(ax, "one-way latency (µs); black bar: the measured total",
+          title="latency budget: components by difference (seed 000 Fig. 9)", title_size=9, grid="major",
+          grid_axis="x", legend=7, legend_at={"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)})
     fig.tight_layout()
     return fig
 
@@ -73,13 +69,10 @@ def _draw(recs: list[dict[str, Any]]) -> Any:
 def section_budget(inp: Any) -> str | None:
     from latscope import budget
     from latscope.figures import png
+    from latscope.parts import beside_results
 
-    dirs = sorted({Path(str(r.path)).parent for r in inp.results if r.path is not None})
     out = []
-    for d in dirs:
-        jl = d / "budget.jsonl"
-        if not jl.exists():
-            continue
+    for jl in beside_results(inp, "budget.jsonl"):
         try:
             meta, recs = budget.read(jl)
         except budget.BudgetError as e:

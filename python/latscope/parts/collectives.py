@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from latscope.parts import Step
-from latscope.figures import png as _png, table as _table
+from latscope.figures import frame, png as _png, table as _table
 from latscope.report import ReportInput
 from latscope.selection import screen, target_of
 from latscope.units import fmt_size, fmt_time
@@ -67,11 +67,8 @@ def section_methods(inp: ReportInput) -> str | None:
             g = d[d["timing"] == m].sort_values("size_bytes")
             if not g.empty:
                 ax.plot(g["size_bytes"] / 1024, g["median_s"] * 1e6, marker="o", ms=3, label=m)
-        ax.set_title(f"{op} ({alg}), {int(inp.results[0].meta.get('ranks', 0))} ranks")
-        ax.set_xlabel("size (KiB, the root's whole buffer)")
-        ax.set_ylabel("median time (us)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        frame(ax, "size (KiB, the root's whole buffer)", "median time (us)",
+              f"{op} ({alg}), {int(inp.results[0].meta.get('ranks', 0))} ranks", grid="major", legend=8)
     note = ("<p>Each curve is one timing method (MPIBlib §2.1): <b>root</b> — the root's clock, completion confirmed "
             "by empty messages, the confirmation time subtracted (negative values are kept, not clamped); "
             "<b>max</b> — maximum of local times after a synchronised start; <b>global</b> — a common start instant "
@@ -128,11 +125,7 @@ def section_algorithms(inp: ReportInput) -> str | None:
         for alg, a in g.groupby("alg"):
             a = a.sort_values("size_bytes")
             ax.plot(a["size_bytes"] / 1024, a["median_s"] * 1e6, marker="o", ms=3, label=alg)
-        ax.set_title(f"{op}: {method} timing")
-        ax.set_xlabel("size (KiB)")
-        ax.set_ylabel("median (us)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        frame(ax, "size (KiB)", "median (us)", f"{op}: {method} timing", grid="major", legend=8)
         for size, s in g.groupby("size_bytes"):
             # the fastest among the eligible only (latscope.selection: a negative, zero-like or
             # non-converged median never wins); the others are marked with why
@@ -166,11 +159,8 @@ def section_pipeline(inp: ReportInput) -> str | None:
             x = g["size_bytes"] / 1024
             ax.plot(x, [v["imb_t_min_s"] * 1e6 for v in g["local"]], style, marker="v", ms=3, label=f"{label} min")
             ax.plot(x, [v["imb_t_max_s"] * 1e6 for v in g["local"]], style, marker="^", ms=3, label=f"{label} max")
-        ax.set_title(f"{op} (native): local times, isolated vs back to back")
-        ax.set_xlabel("size (KiB)")
-        ax.set_ylabel("time per repetition (us)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        frame(ax, "size (KiB)", "time per repetition (us)", f"{op} (native): local times, isolated vs back to back",
+              grid="major", legend=8)
     return ("<p>IMB-style local times (min and max over ranks of each rank's average), with repetitions "
             "isolated and run back to back. Differences are the pipeline effect of seed 001 Fig. 1: a rank that "
             "finishes early starts the next repetition while others are still in the previous one.</p>" + _png(fig))

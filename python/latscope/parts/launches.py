@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def _figure(t: pd.DataFrame, title: str) -> str:
-    from latscope.figures import Rectangle, plt, png as _png
+    from latscope.figures import Rectangle, frame, plt, png as _png
 
     n = int(t["launches"].max())
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(t) + 2), 4))
@@ -39,10 +39,8 @@ def _figure(t: pd.DataFrame, title: str) -> str:
     ax.set_xlim(-0.6, len(t) - 0.4)
     ax.set_xticks(range(len(t)))
     ax.set_xticklabels([launches.point_label(r) for _, r in t.iterrows()], rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel("median (µs)")
-    ax.set_title(f"{title}: {n} launches (red: launches disagree beyond their own CIs)")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=7)
+    frame(ax, None, "median (µs)", f"{title}: {n} launches (red: launches disagree beyond their own CIs)",
+          grid="major", grid_axis="y", legend=7)
     return _png(fig)
 
 

@@ -16,20 +16,15 @@ def read_levels(path: Path) -> list[dict[str, Any]]:
 
 
 def _draw(levels: list[dict[str, Any]]) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from latscope.figures import frame, plt
 
     x = [float(lv["load_pct"]) for lv in levels]
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
     for ax, key, title in ((a, "mean_s", "mean (seed 004 Fig. 2)"), (b, "sd_s", "standard deviation (Fig. 3)")):
         y = [float("nan") if lv.get(key) is None else float(lv[key]) * 1e6 for lv in levels]
         ax.plot(x, y, "o-")
-        ax.set_xlabel("background load (% of the one-way bandwidth)")
-        ax.set_ylabel(f"{title.split(' (')[0]} (µs)")
-        ax.set_title(f"one-way ping-pong latency: {title}", fontsize=9)
-        ax.grid(True, alpha=0.3)
+        frame(ax, "background load (% of the one-way bandwidth)", f"{title.split(' (')[0]} (µs)",
+              f"one-way ping-pong latency: {title}", title_size=9, grid="major")
     fig.tight_layout()
     return fig
 
@@ -46,14 +41,11 @@ def plot(levels: list[dict[str, Any]], out: Path) -> Path:
 
 def section_study_load(inp: Any) -> str | None:
     from latscope.figures import png as _png
+    from latscope.parts import beside_results
     from latscope.study.load import text_table
 
-    dirs = sorted({Path(str(r.path)).parent for r in inp.results if r.path is not None})
     out = []
-    for d in dirs:
-        jl = d / "load.jsonl"
-        if not jl.exists():
-            continue
+    for jl in beside_results(inp, "load.jsonl"):
         levels = read_levels(jl)
         if not levels:
             continue

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from latscope.figures import plt, png
+from latscope.figures import frame, plt, png
 from latscope.parts import Step
 from latscope.tune import DecisionTable, TuneError, decide_results
 
@@ -99,11 +99,8 @@ def _plot(t: DecisionTable) -> str:
         ax.axvspan(a, b, color=colors[r.alg], alpha=0.12, lw=0)
     ax.set_xscale("log", base=2)
     ax.set_xlim(lo_x, hi_x)
-    ax.set_xlabel("message size: the root's whole buffer (bytes; 0 drawn at 0.5)")
-    ax.set_ylabel("median time (µs)")
-    ax.set_title(f"{t.op} on {t.ranks} ranks: candidates, and the chosen one per range (band)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    frame(ax, "message size: the root's whole buffer (bytes; 0 drawn at 0.5)", "median time (µs)",
+          f"{t.op} on {t.ranks} ranks: candidates, and the chosen one per range (band)", grid="both", legend=7)
     return png(fig)
 
 
