@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from latscope import jsonio
-from latscope.commands import parse_alone
 from latscope.models import ModelError
-from latscope.model_options import (add_model_value_args, arg_type, format_time, network_from_args, params_from_args,
-                                    parse_per_byte, parse_size, parse_time, run_guarded)
+from latscope.model_options import (add_model_value_args, arg_type, command_main, format_time, network_from_args,
+                                    params_from_args, parse_per_byte, parse_size, parse_time, run_guarded)
 
 # the option helpers are latscope.model_options'; listed here too, for callers of this module
 __all__ = [
@@ -73,7 +72,12 @@ def _figure() -> Any:
     return fig, fig.add_subplot(1, 1, 1)
 
 
-def _save(fig: Any, path: str) -> None:
+def _save(fig: Any, ax: Any, path: str, x: str, y: str, title: str) -> None:
+    """Every --plot is framed alike: axis labels, title, legend; then written."""
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(title)
+    ax.legend()
     try:
         fig.tight_layout()
         fig.savefig(path)
@@ -154,11 +158,8 @@ def _cmd_contention(args: argparse.Namespace) -> int:
         fig, ax = _figure()
         ax.plot(ms, np.asarray(cn) * 1e6, label=f"open model, B = {B:g} bytes (eq. 6)")
         ax.plot([cc.m_c_per_s], [cc.C_n_s * 1e6], "o", label="closed solution (eq. 7)")
-        ax.set_xlabel("injection rate m (messages/s)")
-        ax.set_ylabel("contention delay C_n (us)")
-        ax.set_title(f"LoGPC contention, n = {net.n}, k_d = {net.kd:g}")
-        ax.legend()
-        _save(fig, args.plot)
+        _save(fig, ax, args.plot, "injection rate m (messages/s)", "contention delay C_n (us)",
+              f"LoGPC contention, n = {net.n}, k_d = {net.kd:g}")
     return 0
 
 
@@ -274,11 +275,8 @@ def _cmd_dag(args: argparse.Namespace) -> int:
             ax.plot(grid, [dag.contention(float(b), net)[1] for b in grid], label="with contention (bound)")
         ax.axvline(b_star, ls=":", color="gray", label=f"b* = {b_star:.3g}")
         ax.set_xscale("log")
-        ax.set_xlabel("blocks per stripe b")
-        ax.set_ylabel("makespan M (s)")
-        ax.set_title(f"Diamond DAG, n = {dag.n}, P = {dag.P}")
-        ax.legend()
-        _save(fig, args.plot)
+        _save(fig, ax, args.plot, "blocks per stripe b", "makespan M (s)",
+              f"Diamond DAG, n = {dag.n}, P = {dag.P}")
     return 0
 
 
@@ -317,11 +315,8 @@ def _cmd_upper_bound(args: argparse.Namespace) -> int:
         ax.plot(Bs, ratios, label=f"closed model, T = {format_time(args.work)} + 2GB")
         ax.axhline(ub.ratio, ls="--", color="gray", label=f"upper bound F/2G = {ub.ratio:.4g}")
         ax.set_xscale("log")
-        ax.set_xlabel("message size B (bytes)")
-        ax.set_ylabel("T_c / T")
-        ax.set_title("LoGPC contention inflation")
-        ax.legend()
-        _save(fig, args.plot)
+        _save(fig, ax, args.plot, "message size B (bytes)", "T_c / T",
+              "LoGPC contention inflation")
     return 0
 
 
@@ -410,11 +405,4 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     """Run ``latscope model``; ``args`` is a parsed namespace or an argv list (after ``model``)."""
-    ns = parse_alone(args, "model", add_parser)
-    if isinstance(ns, int):
-        return ns
-    return run_guarded(ns.model_func, ns, PROG)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return command_main(args, "model", add_parser, "model_func", PROG)

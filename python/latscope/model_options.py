@@ -8,17 +8,18 @@ import argparse
 import dataclasses
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from latscope import units
+from latscope.commands import parse_alone
 from latscope.models import ModelError
 
 if TYPE_CHECKING:   # the models are imported where parameters are built, not to declare the options
     from latscope.models import ModelParams, NetworkParams, ParamSet
 
 __all__ = ["parse_time", "parse_size", "parse_per_byte", "format_time", "arg_type", "add_model_value_args",
-           "params_from_args", "network_from_args", "run_guarded"]
+           "params_from_args", "network_from_args", "run_guarded", "command_main"]
 
 
 def _model_error(fn: Callable[[str], float]) -> Callable[[str], float]:
@@ -175,3 +176,14 @@ def run_guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespac
     except ModelError as e:
         sys.stderr.write(f"{prog}: error: {e}\n")
         return 2
+
+
+def command_main(args: argparse.Namespace | Sequence[str] | None, name: str, add_parser: Callable[[Any], object],
+                 func: str, prog: str) -> int:
+    """main() of a model command (`latscope model`, `latscope predict`): an argv list is parsed
+    by the command's parser alone (latscope.commands.parse_alone); the subcommand's function (its
+    parser's default `func`) runs guarded (run_guarded)."""
+    ns = parse_alone(args, name, add_parser)
+    if isinstance(ns, int):
+        return ns
+    return run_guarded(getattr(ns, func), ns, prog)

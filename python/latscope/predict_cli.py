@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from latscope import jsonio
 from latscope import model_cli
-from latscope.commands import parse_alone
-from latscope.model_options import add_model_value_args, arg_type, format_time, params_from_args, parse_size, run_guarded
+from latscope.model_options import add_model_value_args, arg_type, format_time, params_from_args, parse_size, command_main
 from latscope.loop_options import add_loop_options, loop_options, seconds_option
 
 if TYPE_CHECKING:   # the models are imported by the command that evaluates them, not to build the parser
@@ -173,11 +172,4 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     """Run ``latscope predict``; ``args`` is a parsed namespace or an argv list (after ``predict``)."""
-    ns = parse_alone(args, "predict", add_parser)
-    if isinstance(ns, int):
-        return ns
-    return run_guarded(ns.predict_func, ns, PROG)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return command_main(args, "predict", add_parser, "predict_func", PROG)

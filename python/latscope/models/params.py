@@ -73,6 +73,14 @@ class HockneyParams:
         _check_P(self.P)
 
 
+def _check_logp(p: LogPParams | LogGPParams) -> None:
+    """LogP's four parameters, which LogGP's short messages share (LoGPC Table 1)."""
+    require_nonneg("L_s", p.L_s, "a latency cannot be negative")
+    require_nonneg("o_s_s", p.o_s_s, "a send overhead cannot be negative")
+    require_nonneg("o_r_s", p.o_r_s, "a receive overhead cannot be negative")
+    require_nonneg("g_s", p.g_s, "a gap cannot be negative")
+
+
 @dataclass(frozen=True)
 class LogPParams:
     """LogP with separate send and receive overheads (LoGPC Table 1 uses ``o_s`` and ``o_r``).
@@ -88,10 +96,7 @@ class LogPParams:
     kind: ClassVar[str] = "logp"
 
     def __post_init__(self) -> None:
-        require_nonneg("L_s", self.L_s, "a latency cannot be negative")
-        require_nonneg("o_s_s", self.o_s_s, "a send overhead cannot be negative")
-        require_nonneg("o_r_s", self.o_r_s, "a receive overhead cannot be negative")
-        require_nonneg("g_s", self.g_s, "a gap cannot be negative")
+        _check_logp(self)
         _check_P(self.P)
 
 
@@ -120,10 +125,7 @@ class LogGPParams:
     kind: ClassVar[str] = "loggp"
 
     def __post_init__(self) -> None:
-        require_nonneg("L_s", self.L_s, "a latency cannot be negative")
-        require_nonneg("o_s_s", self.o_s_s, "a send overhead cannot be negative")
-        require_nonneg("o_r_s", self.o_r_s, "a receive overhead cannot be negative")
-        require_nonneg("g_s", self.g_s, "a gap cannot be negative")
+        _check_logp(self)
         require_nonneg("G_s_per_byte", self.G_s_per_byte, "a gap per byte cannot be negative")
         for name in ("o_sl_s", "o_rl_s", "L_long_s", "G_m_s_per_byte"):
             v = getattr(self, name)
