@@ -14,6 +14,14 @@ measured = each rank's median averaged over ranks. Two predictions are printed s
 the error columns and the target use the loop prediction (the closed form's error is shown too).
 np 3 and 4 on a 2-core machine are oversubscribed: their times are scheduler delays, which LogP
 does not model; they are reported apart and the target applies to np <= cores.
+One launch (the default, --launches one): a launch can sit in a slower state for its whole life
+(docs/measurement.md "Launches"), so at np 2 the LogP parameters and the barrier rows they predict
+are measured in ONE mpiexec (latscope-bench seq): logp, every barrier row, logp again. The fit
+pools both LogP runs; how far the two disagree (the loop's RTT/2, mcast) says whether the state
+moved during the launch, and is printed. --launches two measures LogP and the barrier rows in
+separate launches (the former way, for comparison). np 3 and 4 have their own launches and the
+np 2 parameters. Every run prints each row's error and its worst row; with --runs N the end shows
+each row's errors across runs.
 --runs N repeats the whole measurement (LogP fit included) N times and states the spread of the
 error across runs; the error target holds when it is met in all runs but one (4 of 5), the ratio
 target in every run. Exit status 1 when a target is missed."""
@@ -24,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from latscope import logp  # noqa: E402
@@ -41,35 +51,66 @@ def run(np_: int, args: list[str], timeout: float = 300) -> None:
         sys.exit(f"latscope-bench {' '.join(args)} at np {np_} failed ({cp.returncode}): {cp.stderr[-2000:]}")
 
 
-def one_run(nps: list[int], reps: int, td: Path, show: bool) -> tuple[float, list[float], str]:
+def aux(f: logp.LogPFit, op: str) -> float | None:
+    """logp's post, poll, flag, mcast, rtt_loop as fitted (None when not measured)."""
+    return f.aux[op].value_s if op in f.aux else None
+
+
+def loop_half_rtt_s(f: logp.LogPFit) -> float:
+    """RTT/2 in the barrier loop (o_s + L_loop + o_r; the isolated L where rtt_loop is missing)."""
+    return f.o_s_s + (f.L_s if f.L_loop_s is None else f.L_loop_s) + f.o_r_s
+
+
+def one_run(nps: list[int], reps: int, td: Path, show: bool,
+            one_launch: bool = True) -> tuple[float, list[float], str, pd.DataFrame]:
     """One measurement: LogP at np 2, every barrier row at each np, the comparison. Returns the
-    np <= cores mean |error| of the loop prediction, the best/native ratios at np 2, and a note on
-    the load the run saw."""
-    lp = td / "logp.jsonl"
-    run(2, ["logp", "--sizes", "0,64,1K,8K,64K", "--stop-rule", "median", "--budget", "1", "-o", str(lp)])
-    f = logp.fit_logp([load(lp)])
+    np <= cores mean |error| of the loop prediction, the best/native ratios at np 2, a note on
+    the load the run saw (and, in one launch, on the LogP drift across it), and the rows."""
+    lp_args = ["logp", "--sizes", "0,64,1K,8K,64K", "--stop-rule", "median", "--budget", "1"]
+    lps = [td / "logp.jsonl", td / "logp_after.jsonl"]
+    b2 = td / "b2.jsonl"
+    together = one_launch and 2 in nps
+    if together:
+        # logp, the barrier rows, logp: both in the state of this one launch (latscope-bench seq)
+        run(2, ["seq"] + lp_args + ["-o", str(lps[0]), "--then"] + bench_args("all", 30e-6, reps) + ["-o", str(b2)]
+            + ["--then"] + lp_args + ["-o", str(lps[1])])
+        lp_res = [load(lps[0]), load(lps[1])]
+    else:
+        run(2, lp_args + ["-o", str(lps[0])])
+        lp_res = [load(lps[0])]
+    f = logp.fit_logp(lp_res)
+    drift = ""
+    if together:
+        fa, fb = (logp.fit_logp([r]) for r in lp_res)
+        ha, hb = loop_half_rtt_s(fa), loop_half_rtt_s(fb)
+        drift = f"LogP before/after the rows: loop RTT/2 {ha * 1e9:.0f}/{hb * 1e9:.0f} ns ({100 * (hb / ha - 1):+.1f}%)"
+        ma, mb = aux(fa, "mcast"), aux(fb, "mcast")
+        if ma and mb:
+            drift += f", mcast {ma * 1e9:.0f}/{mb * 1e9:.0f} ns ({100 * (mb / ma - 1):+.1f}%)"
     params = from_dict({"schema": "latscope.params/1", "model": "loggp", "params": f.loggp_params()}).model
     if show:
         print(f"LogP (np 2): L = {f.L_s * 1e9:.0f} ns (raw), o_s = {f.o_s_s * 1e9:.0f} ns, o_r = {f.o_r_s * 1e9:.0f} ns, "
               f"g = {f.g_s * 1e9:.0f} ns; RTT/2 = o_s + L + o_r = {(f.o_s_s + f.L_s + f.o_r_s) * 1e9:.0f} ns; "
               + ("" if f.L_loop_s is None else f"in the loop: L = {f.L_loop_s * 1e9:.0f} ns, RTT/2 = "
                  f"{(f.o_s_s + f.L_loop_s + f.o_r_s) * 1e9:.0f} ns; ")
-              + f"post = {(f.post_s or 0) * 1e9:.0f} ns, poll = "
-              + ("-" if f.poll_s is None else f"{f.poll_s * 1e9:.0f} ns") + ", flag = "
-              + ("-" if f.flag_s is None else f"{f.flag_s * 1e9:.0f} ns") + ", mcast = "
-              + ("-" if f.mcast_s is None else f"{f.mcast_s * 1e9:.0f} ns"))
+              + ", ".join(f"{op} = " + ("-" if aux(f, op) is None else f"{(aux(f, op) or 0) * 1e9:.0f} ns")
+                          for op in ("post", "poll", "flag", "mcast")))
     res = []
     for np_ in nps:
         out = td / f"b{np_}.jsonl"
-        run(np_, bench_args("all", 30e-6, reps) + ["-o", str(out)])
+        if not (together and np_ == 2):
+            run(np_, bench_args("all", 30e-6, reps) + ["-o", str(out)])
         res.append(load(out))
     # post_s / poll_s / flag_s: logp's post, poll and flag (measured above, like every other parameter)
     # MPI_Bcast release: "auto" (mcast where the measured broadcast beats a message on one host)
     # the loop's hop: logp's rtt_loop (the round trip in this same loop) when measured
-    df = compare_results(params, res, L_raw_s=f.L_s if f.L_loop_s is None else f.L_loop_s, post_s=f.post_s or 0.0, flag_s=f.flag_s,
-                         mcast_s=f.mcast_s, poll_s=f.poll_s)
+    df = compare_results(params, res, L_raw_s=f.L_s if f.L_loop_s is None else f.L_loop_s,
+                         post_s=aux(f, "post") or 0.0, flag_s=aux(f, "flag"), mcast_s=aux(f, "mcast"),
+                         poll_s=aux(f, "poll"))
     loaded = [r for r in res if "under_load" in r.points and r.points["under_load"].fillna(False).astype(bool).any()]
     note = f"{len(loaded)} of {len(res)} barrier files had points under load" if loaded else "no point under load"
+    if drift:
+        note += "; " + drift
 
     def us(v: object) -> str:
         return "-" if v is None or v != v else f"{float(v) * 1e6:.3f} us"   # type: ignore[arg-type]
@@ -113,6 +154,10 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool) -> tuple[float, lis
                   f" / {nat * 1e6:.3f} us = {ratio:.2f}{' target <= 1.1' if np_ == 2 else ''}{over}")
     fit_ = df[df["P"] <= cores()]
     err = mean_abs_rel_err(fit_) if not fit_.empty else float("nan")
+    worst = fit_.dropna(subset=["rel_err"]) if "rel_err" in fit_ else fit_
+    if not worst.empty:
+        w = worst.loc[worst["rel_err"].abs().idxmax()]
+        note += f"; worst row np {w['P']} {w['alg']} {100 * w['rel_err']:+.0f}%"
     if show:
         sets = [(fit_, f"np {','.join(str(n) for n in nps if n <= cores())} (not oversubscribed)")]
         if (df["P"] > cores()).any():
@@ -124,7 +169,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool) -> tuple[float, lis
             e, ec = mean_abs_rel_err(sub), mean_abs_rel_err(sub, "closed_form_rel_err")
             print(f"mean |predicted - measured| / measured over {int(sub['rel_err'].notna().sum())} modelled points, "
                   f"{label}: loop {100 * e:.0f}%; closed form {100 * ec:.0f}%")
-    return err, ratios, note
+    return err, ratios, note, fit_
 
 
 def main() -> int:
@@ -132,20 +177,30 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=300, help="barriers per algorithm and np (default 300)")
     ap.add_argument("--nps", default="2,3,4")
     ap.add_argument("--runs", type=int, default=1, help="repeat the whole measurement, for the spread across runs")
+    ap.add_argument("--launches", choices=["one", "two"], default="one",
+                    help="one: LogP and the np 2 barrier rows in one launch (default); two: separate launches")
     a = ap.parse_args()
     nps = [int(x) for x in a.nps.split(",")]
     errs, ratios, notes = [], [], []
+    per_row: dict[tuple[int, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as td:
         for k in range(a.runs):
             if a.runs > 1:
                 print(f"== run {k + 1} of {a.runs}")
-            e, r, note = one_run(nps, a.reps, Path(td), show=k == 0 or a.runs == 1)
+            e, r, note, rows = one_run(nps, a.reps, Path(td), show=k == 0 or a.runs == 1, one_launch=a.launches == "one")
+            for _, x in rows.dropna(subset=["rel_err"]).iterrows():
+                per_row.setdefault((int(x["P"]), str(x["alg"])), []).append(float(x["rel_err"]))
             errs.append(e)
             ratios += r
             notes.append(note)
             if a.runs > 1:
                 print(f"run {k + 1}: mean |loop error| at np <= {cores()}: {100 * e:.1f}%; best/native at np 2: "
                       + ", ".join(f"{x:.2f}" for x in r) + f"; {note}")
+    if a.runs > 1 and per_row:
+        print(f"\nloop error per row across the {a.runs} runs (np <= {cores()}):")
+        for (P, alg), xs in sorted(per_row.items(), key=lambda kv: (kv[0][0], -max(abs(v) for v in kv[1]))):
+            print(f"{P:>3} {alg:<16} " + " ".join(f"{100 * v:+5.0f}%" for v in xs)
+                  + f"   range {100 * min(xs):+.0f}..{100 * max(xs):+.0f}%")
     met = sum(1 for e in errs if e <= 0.10)
     need = a.runs - 1 if a.runs >= 5 else a.runs
     ok = met >= need and all(x <= 1.1 for x in ratios)
