@@ -3,7 +3,7 @@
  * takes (common_*), the results emitter, and the command table. A command in its own file
  * (apps/cmd_NAME.c, picked up by CMake) registers itself with LTS_BENCH_COMMAND; it never edits
  * latscope_bench.c. Its own options use values from O_USER up and are merged with the common
- * ones by cli_opts_with(). */
+ * ones by command_opt(). */
 #ifndef LATSCOPE_APPS_BENCH_CLI_H
 #define LATSCOPE_APPS_BENCH_CLI_H
 #include "app.h"
@@ -32,7 +32,16 @@ typedef struct common {
     size_t *sizes, nsizes;
     lts_timer_t timer;
     FILE *out;
+    struct option *opts_;      /* command_opt's merged option table while it scans */
 } common_t;
+
+/* What command_opt needs of a command: its name, its own options and its --help. */
+typedef struct cmd_spec {
+    const char *name;            /* "tune": messages point to `latscope-bench tune --help` */
+    const struct option *own;    /* its own options (values from O_USER up), zero-terminated; NULL: none */
+    const char *help;            /* its --help, printed after latscope-bench's usage; NULL: the usage only */
+    int help_alone;              /* 1: --help prints help without latscope-bench's usage before it */
+} cmd_spec_t;
 
 enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TIMER, O_TIMING, O_SYNC,
        O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_ALG, O_ROOT, O_HELP,
@@ -41,8 +50,6 @@ enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TI
 
 /* The common options (and those of p2p/coll), terminated by a zero row. */
 extern const struct option lts_cli_opts[];
-/* lts_cli_opts followed by `own` (zero-terminated); malloc'd, never NULL (aborts on no memory). */
-struct option *cli_opts_with(const struct option *own);
 
 int parse_int(app_t *a, const char *flag, const char *v, long lo, long hi, int *out);
 int parse_dbl(app_t *a, const char *flag, const char *v, double *out);
@@ -63,10 +70,11 @@ int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv);
 void common_init(common_t *o);
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
 int common_opt(app_t *a, common_t *o, int c);
-/* The getopt loop of a command: the next option that is the command's own (common ones are
- * handled on the way by common_opt), -1 at the end of the arguments, -2 after --help (printed).
- * common_init starts the scan over. Use: while ((c = command_opt(...)) >= 0) switch (c) {...} */
-int command_opt(app_t *a, common_t *o, int argc, char **argv, const struct option *opts);
+/* The getopt loop of every command: the next option that is the command's own (common ones are
+ * handled on the way by common_opt), -1 at the end of the arguments (a leftover argument has
+ * failed), -2 after --help (printed on rank 0). common_init starts the scan over.
+ * Use: while ((c = command_opt(...)) >= 0) switch (c) {... default: foreign_opt(...);} */
+int command_opt(app_t *a, common_t *o, int argc, char **argv, const cmd_spec_t *cmd);
 /* An option that is not the command's own: known to another command, or unknown. */
 void foreign_opt(app_t *a, int c, char **argv, const char *cmd);
 void common_check(app_t *a, common_t *o, const char *cmd);

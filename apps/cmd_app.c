@@ -19,8 +19,8 @@ static const struct option app_opts[] = {
     {"task-work", required_argument, 0, O_TASKWORK}, {"corrupt-rank", required_argument, 0, O_CORRUPT},
     {0, 0, 0, 0}};
 
-static const char *APP_USAGE =
-    "latscope-bench app --pattern remap|dag [options]   (LoGPC §5 application twins; see docs/apps.md)\n"
+static const char APP_USAGE[] =   /* after latscope-bench's usage, a blank line between */
+    "\nlatscope-bench app --pattern remap|dag [options]   (LoGPC §5 application twins; see docs/apps.md)\n"
     "  --pattern NAME     remap (default), dag, null\n"
     "  remap: --messages N (per rank per repetition, default 64), --dest random|shift (default random;\n"
     "         random: a table drawn from --seed, the same on every rank), --style sync|async (default async),\n"
@@ -144,18 +144,9 @@ static int cmd_app(app_t *a, int argc, char **argv, int full_argc, char **full_a
     o.sizes_spec = "8";
     o.timing = "max";   /* the whole pattern ends when its slowest rank does */
     o.pol.warmup = 5;
-    struct option *opts = cli_opts_with(app_opts);
+    static const cmd_spec_t cmd = {.name = "app", .own = app_opts, .help = APP_USAGE};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        int h = common_opt(a, &o, c);
-        if (h < 0) {
-            if (a->me == 0) printf("\n%s", APP_USAGE);
-            free(opts);
-            return -1;
-        }
-        if (h) continue;
+    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
         switch (c) {
         case O_PATTERN: pattern = optarg; break;
         case O_MESSAGES: parse_int(a, "--messages", optarg, 1, LTS_APP_MAX_MESSAGES, &messages); remap_given = 1; break;
@@ -168,8 +159,7 @@ static int cmd_app(app_t *a, int argc, char **argv, int full_argc, char **full_a
         default: foreign_opt(a, c, argv, "app");
         }
     }
-    free(opts);
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench app --help", argv[optind]);
+    if (c == -2) return -1;   /* --help */
 
     int pi = lookup(a, &lts_app_registry, "--pattern", pattern);
     common_check(a, &o, "app");

@@ -18,7 +18,7 @@ static const struct option own[] = {
     {"size", required_argument, 0, O_BUD_SIZE}, {"addrs", required_argument, 0, O_BUD_ADDRS},
     {"list", no_argument, 0, O_BUD_LIST}, {"no-pin", no_argument, 0, O_BUD_NOPIN}, {0, 0, 0, 0}};
 
-static const char *HELP =
+static const char HELP[] =
     "latscope-bench budget [options]: same-clock ping-pongs of the latency budget (docs/budget.md)\n"
     "  --launch CLASS   the environment this launch runs in: local (default), mpi-tcp, netns, netns-tcp;\n"
     "                   the rungs of that class are measured, the others refused\n"
@@ -61,20 +61,9 @@ static int cmd_budget(app_t *a, int argc, char **argv, int full_argc, char **ful
     common_init(&o);
     o.timer_name = "tsc";
     o.timing_allowed = 1u << LTS_TIMING_ROOT;
-    struct option *opts = cli_opts_with(own);
+    static const cmd_spec_t cmd = {.name = "budget", .own = own, .help = HELP, .help_alone = 1};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == O_HELP) {
-            if (a->me == 0) fputs(HELP, stdout);
-            free(opts);
-            return -1;
-        }
-        if (c == O_SIZES) { fail(a, "--sizes does not apply to budget: one payload, --size N (default 20)"); continue; }
-        int h = common_opt(a, &o, c);
-        if (h < 0) { free(opts); return -1; }
-        if (h) continue;
+    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
         switch (c) {
         case O_BUD_RUNGS: rungs_spec = optarg; break;
         case O_BUD_LAUNCH: launch = optarg; break;
@@ -85,8 +74,8 @@ static int cmd_budget(app_t *a, int argc, char **argv, int full_argc, char **ful
         default: foreign_opt(a, c, argv, "budget");
         }
     }
-    free(opts);
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench budget --help", argv[optind]);
+    if (c == -2) return -1;   /* --help */
+    if (o.sizes_given) fail(a, "--sizes does not apply to budget: one payload, --size N (default 20)");
     if (list) {
         if (a->me == 0) list_rungs();
         return -1;

@@ -54,7 +54,8 @@ int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     common_init(&o);
     o.timing_allowed = (1u << LTS_TIMING_N) - 1;
     int c;
-    while ((c = command_opt(a, &o, argc, argv, lts_cli_opts)) >= 0) {
+    static const cmd_spec_t cmd = {.name = "coll"};   /* its options are all in lts_cli_opts */
+    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
         switch (c) {
         case O_OP: op_name = optarg; break;
         case O_ALG: alg_spec = optarg; break;
@@ -71,7 +72,6 @@ int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
         }
     }
     if (c == -2) return -1;   /* --help */
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
 
     int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
     common_check(a, &o, "coll");

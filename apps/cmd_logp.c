@@ -21,7 +21,7 @@ static const struct option own[] = {
     {"ops", required_argument, 0, O_LOGP_OPS}, {"train", required_argument, 0, O_LOGP_TRAIN},
     {"delay", required_argument, 0, O_LOGP_DELAY}, {"pair", required_argument, 0, O_LOGP_PAIR}, {0, 0, 0, 0}};
 
-static const char *HELP =
+static const char HELP[] =
     "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
     "  --ops LIST       measurements (default all; grammar a,b,-c): o_s, o_r, rtt, g, g_nb, g_r,\n"
     "                   rtt_train per size; post, poll, flag, mcast, rtt_loop at the smallest size\n"
@@ -51,19 +51,9 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
     common_init(&o);
     o.sizes_spec = "0,8,64,512,4K,16K,64K,256K";
     o.timing_allowed = 1u << LTS_TIMING_ROOT;
-    struct option *opts = cli_opts_with(own);
+    static const cmd_spec_t cmd = {.name = "logp", .own = own, .help = HELP, .help_alone = 1};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == O_HELP) {
-            if (a->me == 0) fputs(HELP, stdout);
-            free(opts);
-            return -1;
-        }
-        int h = common_opt(a, &o, c);
-        if (h < 0) { free(opts); return -1; }
-        if (h) continue;
+    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
         switch (c) {
         case O_LOGP_OPS: ops_spec = optarg; break;
         case O_LOGP_TRAIN: parse_int(a, "--train", optarg, 2, 1024, &train); break;
@@ -72,8 +62,7 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
         default: foreign_opt(a, c, argv, "logp");
         }
     }
-    free(opts);
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench logp --help", argv[optind]);
+    if (c == -2) return -1;   /* --help */
     common_check(a, &o, "logp");
 
     uint64_t mask = 0;

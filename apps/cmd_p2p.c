@@ -37,7 +37,8 @@ int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     common_t o;
     common_init(&o);
     int c;
-    while ((c = command_opt(a, &o, argc, argv, lts_cli_opts)) >= 0) {
+    static const cmd_spec_t cmd = {.name = "p2p"};   /* its options are all in lts_cli_opts */
+    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
         switch (c) {
         case O_OP: op_name = optarg; break;
         case O_MODE: mode = optarg; break;
@@ -55,7 +56,6 @@ int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
         }
     }
     if (c == -2) return -1;   /* --help */
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench --help", argv[optind]);
 
     enum { MAX_OPS = 8 };
     const lts_op_desc_t *ops[MAX_OPS];

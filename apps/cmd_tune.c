@@ -12,7 +12,7 @@ enum { O_TABLE = O_USER + 30 };
 
 static const struct option tune_opts[] = {{"table", required_argument, 0, O_TABLE}, {0, 0, 0, 0}};
 
-static const char *TUNE_USAGE =
+static const char TUNE_USAGE[] =
     "latscope-bench tune --op OP [--alg LIST] [--sizes LIST] [--table FILE] [-o FILE] [options]\n"
     "  measures every --alg candidate (default all) of --op (default scatter) at every size and keeps,\n"
     "  per size, the eligible one with the smallest median (a median that is negative, cannot be told\n"
@@ -63,18 +63,9 @@ static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_
     const char *op_name = "scatter", *alg_spec = "all", *root_s = "0", *table = NULL;
     common_t o;
     common_init(&o);
-    struct option *opts = cli_opts_with(tune_opts);
+    static const cmd_spec_t cmd = {.name = "tune", .own = tune_opts, .help = TUNE_USAGE};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        int h = common_opt(a, &o, c);
-        if (h < 0) {
-            if (a->me == 0) fputs(TUNE_USAGE, stdout);
-            free(opts);
-            return -1;
-        }
-        if (h) continue;
+    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
         switch (c) {
         case O_OP: op_name = optarg; break;
         case O_ALG: alg_spec = optarg; break;
@@ -83,8 +74,7 @@ static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_
         default: foreign_opt(a, c, argv, "tune");
         }
     }
-    free(opts);
-    if (optind < argc) fail(a, "unexpected argument '%s'; see latscope-bench tune --help", argv[optind]);
+    if (c == -2) return -1;   /* --help */
 
     int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
     common_check(a, &o, "tune");

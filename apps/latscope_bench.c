@@ -232,14 +232,41 @@ void common_init(common_t *o) {
     opterr = 0;
 }
 
-int command_opt(app_t *a, common_t *o, int argc, char **argv, const struct option *opts) {
-    int c;
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+/* lts_cli_opts followed by `own` (zero-terminated); malloc'd, never NULL (aborts on no memory). */
+static struct option *cli_opts_with(const struct option *own) {
+    size_t n0 = 0, n1 = 0;
+    while (lts_cli_opts[n0].name) n0++;
+    while (own && own[n1].name) n1++;
+    struct option *o = calloc(n0 + n1 + 1, sizeof *o);
+    if (!o) { fprintf(stderr, "latscope-bench: out of memory\n"); abort(); }
+    memcpy(o, lts_cli_opts, n0 * sizeof *o);
+    if (n1) memcpy(o + n0, own, n1 * sizeof *o);
+    return o;
+}
+
+int command_opt(app_t *a, common_t *o, int argc, char **argv, const cmd_spec_t *cmd) {
+    if (!o->opts_) o->opts_ = cli_opts_with(cmd->own);
+    int c, ret = -1;
+    while ((c = getopt_long(argc, argv, "o:", o->opts_, NULL)) != -1) {
+        if (c == O_HELP && cmd->help_alone) {
+            if (a->me == 0) fputs(cmd->help, stdout);
+            ret = -2;
+            break;
+        }
         int h = common_opt(a, o, c);
-        if (h < 0) return -2;
+        if (h < 0) {
+            if (a->me == 0 && cmd->help) fputs(cmd->help, stdout);
+            ret = -2;
+            break;
+        }
         if (!h) return c;
     }
-    return -1;
+    free(o->opts_);
+    o->opts_ = NULL;
+    if (ret == -1 && optind < argc)
+        fail(a, "unexpected argument '%s'; see latscope-bench%s%s --help", argv[optind], cmd->help ? " " : "",
+             cmd->help ? cmd->name : "");
+    return ret;
 }
 
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
@@ -397,17 +424,6 @@ lts_bench_cmd_fn lts_bench_command_find(const char *name) {
     for (int i = 0; i < ncommands; i++)
         if (!strcmp(name, commands[i].name)) return commands[i].fn;
     return NULL;
-}
-
-struct option *cli_opts_with(const struct option *own) {
-    size_t n0 = 0, n1 = 0;
-    while (lts_cli_opts[n0].name) n0++;
-    while (own && own[n1].name) n1++;
-    struct option *o = calloc(n0 + n1 + 1, sizeof *o);
-    if (!o) { fprintf(stderr, "latscope-bench: out of memory\n"); abort(); }
-    memcpy(o, lts_cli_opts, n0 * sizeof *o);
-    if (n1) memcpy(o + n0, own, n1 * sizeof *o);
-    return o;
 }
 
 /* the built-in commands (apps/cmd_p2p.c, apps/cmd_coll.c), registered here so they come first */
