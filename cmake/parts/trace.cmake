@@ -1,0 +1,16 @@
+# The tracer (issue 16 item 2c, docs/trace.md): liblatscope_trace.so, loaded with LD_PRELOAD like
+# the injector, records each rank's MPI calls; its blocking collectives run as rows of
+# liblatscope's algorithm registry. trace-pingpong is the program its tests and
+# bench/sim_vs_real.py trace (links only MPI).
+add_library(latscope_trace SHARED ${CMAKE_SOURCE_DIR}/src/trace/trace.c)
+target_link_libraries(latscope_trace PRIVATE latscope MPI::MPI_C)
+target_compile_definitions(latscope_trace PRIVATE _GNU_SOURCE)
+target_compile_options(latscope_trace PRIVATE -O2 -Wall -Wextra -Wno-unused-parameter)
+set_target_properties(latscope_trace PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
+                      OUTPUT_NAME latscope_trace)
+install(TARGETS latscope_trace LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+add_executable(trace-pingpong ${CMAKE_SOURCE_DIR}/tests/c/trace_pingpong.c)
+target_link_libraries(trace-pingpong PRIVATE MPI::MPI_C)
+set_target_properties(trace-pingpong PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+target_compile_definitions(trace-pingpong PRIVATE _GNU_SOURCE)

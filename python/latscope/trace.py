@@ -1,0 +1,201 @@
+"""Traces of real runs and their GOAL schedules (docs/trace.md).
+
+liblatscope_trace.so (src/trace/trace.c), preloaded, writes one binary file per rank,
+``trace.<rank>.bin``: a header and 48-byte records, one per MPI call (entry and exit on the
+rank's cycle counter, peer, tag, bytes, request). :func:`to_goal` turns the files into a GOAL
+schedule (LogGOPSim/Schedgen text, docs/sim.md "GOAL") that ``latscope sim`` replays: the time
+between one call's exit and the next call's entry becomes a ``calc``; a blocking send or receive
+depends on what came before (``requires``); a nonblocking one too, and what follows it starts
+once it has started (``irequires``); a wait makes what follows require the operations it
+completed. Bad or incomplete traces raise :class:`TraceError` with one line."""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from latscope.run import build_dir, missing
+
+LIB_NAME = "liblatscope_trace.so"
+MAGIC = b"LTSTRACE"
+HEADER = struct.Struct("<8sIIiidQ")          # magic, version, header bytes, rank, size, ticks/s, t_init
+RECORD_BYTES = 48
+# record kinds (src/trace/trace.c)
+SEND, RECV, ISEND, IRECV, WAIT, NOP, COLL, END = range(1, 9)
+# a communicator's tags are moved to their own range: GOAL has no communicators
+COMM_TAG_STRIDE = 1 << 16
+COLL_NAMES = ("barrier", "bcast", "reduce", "allreduce", "scatter", "gather", "allgather", "alltoall")
+
+
+class TraceError(ValueError):
+    """A trace that cannot be read or converted; the message is one line."""
+
+
+def library_path() -> Path:
+    """The tracer beside the programs (the build tree or the installed package)."""
+    p = build_dir() / "lib" / LIB_NAME
+    if not p.exists():
+        raise missing(p)
+    return p.resolve()
+
+
+@dataclass
+class RankTrace:
+    """One rank's file: header fields and the records (a numpy structured array)."""
+    rank: int
+    size: int
+    ticks_per_s: float
+    records: Any
+    finished: bool
+
+
+def _dtype() -> Any:
+    import numpy as np
+    return np.dtype([("kind", "<u4"), ("peer", "<i4"), ("tag", "<i4"), ("comm", "<u4"), ("bytes", "<u8"),
+                     ("req", "<u8"), ("t0", "<u8"), ("t1", "<u8")])
+
+
+def read_rank(path: Path) -> RankTrace:
+    import numpy as np
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read ({e.strerror})") from None
+    if len(data) < HEADER.size or data[:8] != MAGIC:
+        raise TraceError(f"{path}: not a latscope trace file (no LTSTRACE header)")
+    magic, version, hbytes, rank, size, tps, _ = HEADER.unpack_from(data)
+    if version != 1 or hbytes < HEADER.size or tps <= 0:
+        raise TraceError(f"{path}: trace format version {version}: this latscope reads version 1")
+    body = data[hbytes:]
+    if len(body) % RECORD_BYTES:
+        raise TraceError(f"{path}: truncated ({len(body)} bytes of records, not a multiple of {RECORD_BYTES})")
+    rec = np.frombuffer(body, dtype=_dtype())
+    return RankTrace(rank, size, tps, rec, bool(len(rec)) and int(rec["kind"][-1]) == END)
+
+
+def read_dir(d: str | os.PathLike[str]) -> list[RankTrace]:
+    """Every rank's file of a trace directory, checked for one job and every rank present."""
+    p = Path(d)
+    if not p.is_dir():
+        raise TraceError(f"{d}: not a directory (a trace: latscope trace run -o DIR -- ...)")
+    files = sorted(p.glob("trace.*.bin"))
+    if not files:
+        raise TraceError(f"{d}: no trace.<rank>.bin files (latscope trace run -o {d} -- ...)")
+    ranks = [read_rank(f) for f in files]
+    size = ranks[0].size
+    have = {r.rank for r in ranks}
+    if any(r.size != size for r in ranks) or have != set(range(size)):
+        lacking = sorted(set(range(size)) - have)
+        raise TraceError(f"{d}: the files are not one job of {size} ranks"
+                         + (f" (no file for rank {lacking[0]})" if lacking else ""))
+    ranks.sort(key=lambda r: r.rank)
+    unfinished = [r.rank for r in ranks if not r.finished]
+    if unfinished:
+        raise TraceError(f"{d}: rank {unfinished[0]}'s trace has no end: the program did not reach MPI_Finalize")
+    return ranks
+
+
+@dataclass
+class GoalStats:
+    """What a conversion wrote."""
+    ranks: int
+    ops: int = 0
+    sends: int = 0
+    recvs: int = 0
+    calcs: int = 0
+    calls: int = 0
+    span_s: list[float] = field(default_factory=list)     # MPI_Init's exit to MPI_Finalize, per rank
+    calc_s: list[float] = field(default_factory=list)     # computation between calls, per rank
+
+
+def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int) -> None:
+    rec = rt.records
+    ns = 1e9 / rt.ticks_per_s
+    kind, peer, tag, comm = (rec[k].tolist() for k in ("kind", "peer", "tag", "comm"))
+    nbytes, req, t0, t1 = (rec[k].tolist() for k in ("bytes", "req", "t0", "t1"))
+    lines: list[str] = []
+    deps: dict[str, bool] = {}      # label -> True: requires (completed), False: irequires (started)
+    pending: dict[int, str] = {}    # request -> the operation it completes
+    n = 0
+    calc_ns = 0
+
+    def op(text: str) -> str:
+        nonlocal n
+        lab = f"l{n}"
+        n += 1
+        lines.append(f"{lab}: {text}")
+        for d, full in deps.items():
+            lines.append(f"{lab} {'requires' if full else 'irequires'} {d}")
+        return lab
+
+    def gtag(i: int) -> int:
+        if tag[i] < 0 or not comm[i]:
+            return int(tag[i])
+        if tag[i] >= COMM_TAG_STRIDE or comm[i] >= (1 << 31) // COMM_TAG_STRIDE:
+            raise TraceError(f"rank {rt.rank}: tag {tag[i]} on communicator {comm[i]}: too large to give the "
+                             f"communicator its own range in GOAL (tags < {COMM_TAG_STRIDE})")
+        return int(comm[i] * COMM_TAG_STRIDE + tag[i])
+
+    prev = t1[0] if kind else 0
+    for i in range(len(kind)):
+        k = kind[i]
+        gap = round((t0[i] - prev) * ns) if t0[i] > prev else 0
+        prev = max(prev, t1[i])
+        if gap >= min_gap_ns:
+            calc_ns += gap
+            lab = op(f"calc {gap}")
+            deps = {lab: True}
+            st.calcs += 1
+        if k in (SEND, ISEND):
+            lab = op(f"send {nbytes[i]}b to {peer[i]} tag {gtag(i)}")
+            st.sends += 1
+        elif k in (RECV, IRECV):
+            lab = op(f"recv {nbytes[i]}b from {peer[i]} tag {gtag(i)}")
+            st.recvs += 1
+        elif k == WAIT:
+            done = pending.pop(req[i], None)
+            if done is not None:     # a request this trace did not see start (persistent): nothing to wait for
+                deps[done] = True
+            continue
+        elif k == COLL:
+            name = COLL_NAMES[tag[i]] if 0 <= tag[i] < len(COLL_NAMES) else str(tag[i])
+            raise TraceError(f"rank {rt.rank}: MPI_{name.capitalize()} ran as the MPI library's own collective "
+                             f"(an intercommunicator): its messages are not in the trace")
+        else:
+            continue
+        if k in (SEND, RECV):
+            deps = {lab: True}
+        else:
+            pending[req[i]] = lab
+            deps = {lab: False}
+    st.ops += n
+    st.calls += len(kind)
+    st.span_s.append((t0[-1] - t1[0]) * ns * 1e-9 if kind else 0.0)
+    st.calc_s.append(calc_ns * 1e-9)
+    out.write(f"rank {rt.rank} {{\n")
+    out.write("\n".join(lines))
+    out.write("\n}\n")
+
+
+def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, min_gap_ns: int = 1) -> GoalStats:
+    """Convert a trace directory to GOAL text in ``goal``; computation gaps shorter than
+    ``min_gap_ns`` are left out (the operations still follow each other)."""
+    ranks = read_dir(trace_dir)
+    st = GoalStats(len(ranks))
+    g = Path(goal)
+    tmp = g.with_name(g.name + ".tmp")
+    try:
+        with open(tmp, "w") as out:
+            out.write(f"// GOAL schedule of the trace {trace_dir} (latscope trace goal; docs/trace.md)\n")
+            out.write(f"num_ranks {len(ranks)}\n")
+            for rt in ranks:
+                _rank_goal(rt, out, st, min_gap_ns)
+        tmp.replace(g)
+    except OSError as e:
+        raise TraceError(f"{goal}: cannot write ({e.strerror})") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return st

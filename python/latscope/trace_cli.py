@@ -1,0 +1,121 @@
+"""``latscope trace``: record a real run's MPI calls and turn them into a GOAL schedule (docs/trace.md).
+
+``run`` starts any MPI command with liblatscope_trace.so preloaded; each rank writes
+DIR/trace.<rank>.bin, and the trace is converted to DIR/trace.goal (``--no-goal``: not), which
+``latscope sim DIR/trace.goal --params P`` replays. ``goal`` converts a trace directory.
+
+Bad input: ``latscope trace: error: ...`` naming the value and what is allowed, exit 2."""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_USAGE = 2
+PROG = "latscope trace"
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "trace", help="record an MPI run's calls (PMPI) and convert them to a GOAL schedule for latscope sim",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="tcmd", required=True)
+    r = sub.add_parser("run", help="run a command with liblatscope_trace.so preloaded, then convert",
+                       description="latscope trace run [-o DIR] -- COMMAND... A COMMAND that starts with "
+                                   "mpiexec/mpirun/srun runs as given; otherwise --np N starts it under mpiexec.")
+    r.add_argument("-o", "--output", default="latscope-trace", metavar="DIR",
+                   help="directory for trace.<rank>.bin and trace.goal (default latscope-trace)")
+    r.add_argument("--goal", metavar="FILE", help="write the GOAL schedule here (default DIR/trace.goal)")
+    r.add_argument("--no-goal", action="store_true", help="only record; convert later with latscope trace goal")
+    r.add_argument("--np", type=int, help="start COMMAND under mpiexec -n NP")
+    r.add_argument("--timeout", type=float, help="kill the command after this many seconds")
+    r.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    g = sub.add_parser("goal", help="convert a trace directory to a GOAL schedule")
+    g.add_argument("trace_dir", metavar="DIR", help="a directory written by latscope trace run")
+    g.add_argument("-o", "--output", required=True, metavar="FILE", help="the GOAL file to write")
+    for q in (r, g):
+        q.add_argument("--min-gap", type=int, default=1, metavar="NS",
+                       help="computation gaps shorter than NS nanoseconds are left out (default 1)")
+    return p
+
+
+def _convert(trace_dir: str, goal: str, min_gap_ns: int) -> None:
+    from latscope.trace import to_goal
+    from latscope.units import fmt_time
+    st = to_goal(trace_dir, goal, min_gap_ns=min_gap_ns)
+    span = max(st.span_s)
+    print(f"{goal}: {st.ranks} ranks, {st.calls} calls traced -> {st.sends} sends, {st.recvs} receives, "
+          f"{st.calcs} computations; traced span {fmt_time(span)} "
+          f"(computation {100 * max(st.calc_s) / span if span else 0:.0f} % on the busiest rank)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from latscope.inject_cli import LAUNCHERS
+    from latscope.run import launch, mpi_flavor, mpiexec_path
+    from latscope.trace import TraceError, library_path
+    cmd = list(args.command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise TraceError("no command: latscope trace run [-o DIR] -- mpiexec -n 2 PROGRAM [ARGS...]")
+    if args.np is not None and args.np < 1:
+        raise TraceError(f"--np {args.np}: must be a positive number of ranks")
+    d = Path(args.output)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        probe = d / ".latscope-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise TraceError(f"-o {args.output!r}: cannot write there ({e.strerror})") from None
+    goal = args.goal or str(d / "trace.goal")
+    if not Path(goal).resolve().parent.is_dir():
+        raise TraceError(f"--goal {goal!r}: its directory does not exist")
+    for old in d.glob("trace.*.bin"):
+        old.unlink()
+    env = dict(os.environ)
+    prefix: list[str] = []
+    is_launcher = Path(cmd[0]).name in LAUNCHERS
+    if is_launcher and args.np is not None:
+        raise TraceError(f"{cmd[0]} already starts the ranks: drop --np, or give the program alone")
+    if not is_launcher and args.np is not None:
+        ln = launch(args.np)
+        for w in ln.warnings:
+            print(f"latscope: warning: {w}", file=sys.stderr)
+        env, prefix = ln.env, ln.prefix
+        if mpi_flavor(mpiexec_path()) == "openmpi":   # Open MPI forwards only what -x names to other hosts
+            prefix = prefix[:1] + ["-x", "LD_PRELOAD", "-x", "LATSCOPE_TRACE_DIR"] + prefix[1:]
+    lib = str(library_path())
+    env["LD_PRELOAD"] = lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    env["LATSCOPE_TRACE_DIR"] = str(d.resolve())
+    try:
+        cp = subprocess.run(prefix + cmd, env=env, timeout=args.timeout)
+    except FileNotFoundError:
+        raise TraceError(f"command {cmd[0]!r}: not found") from None
+    except subprocess.TimeoutExpired:
+        print(f"{PROG}: error: the command ran past --timeout {args.timeout:g} s and was killed", file=sys.stderr)
+        return 124
+    if cp.returncode != 0:
+        print(f"{PROG}: the command exited with status {cp.returncode}; the trace is not converted", file=sys.stderr)
+        return cp.returncode
+    if not args.no_goal:
+        _convert(str(d), goal, args.min_gap)
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    from latscope.run import LaunchError
+    from latscope.trace import TraceError
+    try:
+        if args.min_gap < 0:
+            raise TraceError(f"--min-gap {args.min_gap}: must be >= 0 (nanoseconds)")
+        if args.tcmd == "run":
+            return _run(args)
+        _convert(args.trace_dir, args.output, args.min_gap)
+        return 0
+    except (TraceError, LaunchError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
