@@ -3,10 +3,11 @@
 network namespaces joined by a veth pair), and components deduced by differences of rungs, each
 with its propagated uncertainty, marked measured or derived, a closure check, a what-if.
 
-The component and closure definitions are data (COMPONENTS, CLOSURES below; a user's JSON file
-extends or overrides them by name: `latscope budget --table FILE`). A component is a linear
-combination of quantities: rungs (their one-way median) and `mpi-tcp.syscalls`, the kernel time
-per message inside the MPI calls measured by liblatscope_systime.so. Keeping every component as
+The component and closure definitions are data (COMPONENTS, CLOSURES, read from budget_table.json,
+a file in the format of the user's JSON file that extends or overrides them by name: `latscope
+budget --table FILE`). A component is a linear combination of quantities: rungs (their one-way
+median) and `mpi-tcp.syscalls`, the kernel time per message inside the MPI calls measured by
+liblatscope_systime.so. Keeping every component as
 coefficients over the quantities makes sums, residuals and what-ifs exact: shared rungs cancel
 before the uncertainty is propagated.
 
@@ -43,55 +44,15 @@ class BudgetError(ValueError):
 
 
 # ---- the definitions: data, extended by --table FILE ------------------------------------------
-# of: the quantity measured; minus: quantities subtracted; factor: a cost paid once per round trip
-# (inside one side) is factor 2 of a one-way difference. kind: measured (one rung, or the
-# interposer) or derived (a difference), as seed 000's figures mark derived numbers.
-COMPONENTS: list[dict[str, Any]] = [
-    {"name": "floor", "of": "flag", "minus": [], "kind": "measured",
-     "help": "a cache line between two cores: the hardware floor of a message on a node"},
-    {"name": "wake-up", "of": "pipe-block", "minus": ["pipe-poll"], "kind": "derived",
-     "help": "sleeping in the kernel and being woken (a blocking pipe read), the seed's interrupt overhead"},
-    {"name": "futex-handoff", "of": "flag-block", "minus": ["flag"], "kind": "derived",
-     "help": "the flag with a futex wake-up: bimodal (no one sleeps when the reply beats the waiter into "
-             "FUTEX_WAIT); docs/budget.md"},
-    {"name": "pipe", "of": "pipe-poll", "minus": ["flag"], "kind": "derived",
-     "help": "a write and a read system call through a pipe buffer"},
-    {"name": "socket-layer", "of": "unix-poll", "minus": ["flag"], "kind": "derived",
-     "help": "system calls and the socket layer (UNIX-domain stream socket)"},
-    {"name": "ip-stack", "of": "tcp-poll", "minus": ["unix-poll"], "kind": "derived",
-     "help": "TCP/IP on loopback beyond a UNIX socket"},
-    {"name": "ip-stack-udp", "of": "udp-poll", "minus": ["unix-poll"], "kind": "derived",
-     "help": "UDP/IP on loopback beyond a UNIX socket"},
-    {"name": "socket-wake-up", "of": "tcp-block", "minus": ["tcp-poll"], "kind": "derived",
-     "help": "a blocking TCP receive against a spinning one: the wake-up through the socket"},
-    {"name": "mpi-shm", "of": "mpi-shm", "minus": ["flag"], "kind": "derived",
-     "help": "the MPI library over shared memory beyond the bare flag"},
-    {"name": "mpi-tcp", "of": "mpi-tcp", "minus": ["tcp-poll"], "kind": "derived",
-     "help": "the MPI library's TCP path beyond a bare spinning TCP ping-pong"},
-    {"name": "mpi-tcp-syscalls", "of": SYSTIME_QTY, "minus": [], "kind": "measured",
-     "help": "kernel time per message inside MPI's send and receive calls (liblatscope_systime.so)"},
-    {"name": "mpi-tcp-user", "of": "mpi-tcp", "minus": [SYSTIME_QTY], "kind": "derived",
-     "help": "MPI over TCP outside those system calls: user-space library, polling, wake-ups"},
-    {"name": "virtual-wire", "of": "tcp-veth-poll", "minus": ["tcp-poll"], "kind": "derived",
-     "help": "a veth pair and a second network stack (namespaces) beyond loopback, TCP"},
-    {"name": "virtual-wire-udp", "of": "udp-veth-poll", "minus": ["udp-poll"], "kind": "derived",
-     "help": "the same for UDP"},
-    {"name": "mpi-veth", "of": "mpi-veth", "minus": ["tcp-veth-poll"], "kind": "derived",
-     "help": "the MPI library's TCP path across the veth pair beyond bare TCP"},
-    {"name": "synthetic", "of": "flag-delay", "minus": ["flag"], "factor": 2.0, "kind": "derived",
-     "help": "the synthetic rung's busy-wait inside one side (tests: 5 us per round trip)"},
-]
-
-# total: a rung measured end to end; parts: components whose sum should give it (seed 000 §6:
-# the 8-vs-10 us write-DMA discussion is such a residual).
-CLOSURES: list[dict[str, Any]] = [
-    {"name": "tcp-block", "total": "tcp-block", "parts": ["floor", "socket-layer", "ip-stack", "wake-up"],
-     "help": "does the futex wake-up account for a blocking socket's?"},
-    {"name": "mpi-tcp", "total": "mpi-tcp", "parts": ["floor", "mpi-shm", "mpi-tcp-syscalls"],
-     "help": "MPI over TCP = the floor + MPI's library cost on shared memory + the kernel time in its calls?"},
-    {"name": "mpi-veth", "total": "mpi-veth", "parts": ["floor", "socket-layer", "ip-stack", "virtual-wire", "mpi-tcp"],
-     "help": "MPI across the namespaces = loopback TCP + the virtual wire + MPI's TCP path?"},
-]
+# budget_table.json, in the format of a --table file. A component: of, the quantity measured;
+# minus, quantities subtracted; factor, a cost paid once per round trip (inside one side) is
+# factor 2 of a one-way difference; kind, measured (one rung, or the interposer) or derived (a
+# difference), as seed 000's figures mark derived numbers. A closure: total, a rung measured end to
+# end; parts, components whose sum should give it (seed 000 §6: the 8-vs-10 us write-DMA
+# discussion is such a residual).
+_TABLE = json.loads((Path(__file__).parent / "budget_table.json").read_text(encoding="utf-8"))
+COMPONENTS: list[dict[str, Any]] = _TABLE["components"]
+CLOSURES: list[dict[str, Any]] = _TABLE["closures"]
 
 # The launch environments (the C rows name theirs). MPICH: the netmod and libfabric's tcp
 # provider for every rank, also on one host (MPIR_CVAR_NOLOCAL=1); Open MPI: the tcp BTL.
