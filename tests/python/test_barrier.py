@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NPS, mpirun
+from conftest import NPS, mpirun, write_barrier_results, write_params
 
 FAST = ["--min-reps", "5", "--max-reps", "5", "--warmup", "1", "--sizes", "0"]
 
@@ -241,14 +241,7 @@ def test_auto_broadcast_model_follows_what_the_library_does():
 
 
 def _synthetic_results(tmp_path: Path, P: int, meds: dict[str, float]) -> Path:
-    recs = [{"type": "meta", "schema": "latscope.results/1", "ranks": P, "bench": "coll",
-             "command_line": ["latscope-bench", "coll", "--dummy-work", "30us"]}]
-    for alg, m in meds.items():
-        recs.append({"type": "point", "bench": "coll", "op": "barrier", "alg": alg, "size_bytes": 0, "n": 10,
-                     "median_s": m, "local": {"avg_s": m, "per_rank": [{"median_s": m}] * P}})
-    f = tmp_path / f"b{P}.jsonl"
-    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    return f
+    return write_barrier_results(tmp_path / f"b{P}.jsonl", P, meds, {"schema": "latscope.results/1"})
 
 
 def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_path, capsys):
@@ -257,11 +250,7 @@ def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_pa
     from latscope import barrier, cli
     from latscope.models import load_params
 
-    params = tmp_path / "p.json"
-    params.write_text(json.dumps({"schema": "latscope.params/1", "model": "loggp",
-                                  "params": {"L_s": 0.0, "o_s_s": 259e-9, "o_r_s": 708e-9, "g_s": 115e-9,
-                                             "G_s_per_byte": 0.0},
-                                  "source": {"L_raw_s": -301e-9}}))
+    params = write_params(tmp_path / "p.json")
     res = _synthetic_results(tmp_path, 2, {"dissemination": 0.7e-6, "tree:k=4": 1.4e-6, "native": 0.5e-6})
     df = barrier.compare(load_params(params).model, [str(res)], L_raw_s=-301e-9)
     d = df.set_index("alg")

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import NPS, mpirun
+from conftest import NPS, mpirun, write_barrier_results, write_params, write_records
 from latscope import apps_twins, barrier_cli, cli, launches, report
 from latscope.results import LOAD_MARGIN_CPUS, load, noisy, under_load
 from latscope.run import build_dir, launch
@@ -140,8 +140,7 @@ def _launch_file(path: Path, medians_us: list[list[float]], half_us: float) -> P
                          "ci_of": "median", "ci_level": 0.95, "ci_lo_s": (med - half_us) * 1e-6,
                          "ci_hi_s": (med + half_us) * 1e-6, "ci_half_s": half_us * 1e-6, "rel_err": half_us / med,
                          "stop_reason": "converged", "load1": 0.5, "load_others": 0.1, "launch": k})
-    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    return path
+    return write_records(path, recs)
 
 
 def test_launch_table_and_disagreement(tmp_path, capsys):
@@ -221,23 +220,13 @@ def test_launches_3_live(tmp_path):
 # ---- comparisons flag noisy points ----------------------------------------------------------------
 
 def _barrier_file(tmp_path: Path, name: str, loads: dict[str, float], oversubscribed: bool) -> Path:
-    recs = [{"type": "meta", "schema": "latscope.results/2", "ranks": 2, "bench": "coll",
-             "command_line": ["latscope-bench", "coll", "--dummy-work", "30us"], "oversubscribed": oversubscribed,
-             "load": {"cpus_available": 2, "ranks": 2}}]
-    for alg, lo in loads.items():
-        recs.append({"type": "point", "bench": "coll", "op": "barrier", "alg": alg, "size_bytes": 0, "n": 10,
-                     "median_s": 1e-6, "local": {"avg_s": 1e-6, "per_rank": [{"median_s": 1e-6}] * 2},
-                     "load_others": lo})
-    f = tmp_path / name
-    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    return f
+    return write_barrier_results(tmp_path / name, 2, dict.fromkeys(loads, 1e-6),
+                                 {"oversubscribed": oversubscribed, "load": {"cpus_available": 2, "ranks": 2}},
+                                 {alg: {"load_others": lo} for alg, lo in loads.items()})
 
 
 def test_barrier_compare_marks_noisy_points(tmp_path, capsys):
-    params = tmp_path / "p.json"
-    params.write_text(json.dumps({"schema": "latscope.params/1", "model": "loggp",
-                                  "params": {"L_s": 0.0, "o_s_s": 259e-9, "o_r_s": 708e-9, "g_s": 115e-9,
-                                             "G_s_per_byte": 0.0}, "source": {"L_raw_s": -301e-9}}))
+    params = write_params(tmp_path / "p.json")
     quiet = _barrier_file(tmp_path, "q.jsonl", {"dissemination": 0.05, "tree:k=4": 1.5}, False)
     over = _barrier_file(tmp_path, "o.jsonl", {"dissemination": 0.0}, True)
     assert cli.main(["barrier", "compare", "--params", str(params), str(quiet), str(over)]) == 0

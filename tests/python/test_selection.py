@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conftest import write_params, write_records
 from latscope import barrier, cli
 from latscope.models import load_params
 from latscope.parts import collectives
@@ -37,17 +38,11 @@ def _barrier_file(tmp_path: Path) -> Path:
             _pt("tree:k=4", 0.3e-6, 0.1e-6, 0.6e-6, stop="budget", rel_err=0.8, **local(0.3e-6)),
             _pt("pairwise", 0.4e-6, None, None, n=0, **local(0.4e-6)),
             _pt("linear", 0.9e-6, 0.89e-6, 0.91e-6, **local(0.9e-6))]
-    f = tmp_path / "b2.jsonl"
-    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    return f
+    return write_records(tmp_path / "b2.jsonl", recs)
 
 
 def _params(tmp_path: Path) -> Path:
-    p = tmp_path / "p.json"
-    p.write_text(json.dumps({"schema": "latscope.params/1", "model": "loggp",
-                             "params": {"L_s": 0.0, "o_s_s": 259e-9, "o_r_s": 708e-9, "g_s": 115e-9, "G_s_per_byte": 0.0},
-                             "source": {"L_raw_s": -301e-9}}))
-    return p
+    return write_params(tmp_path / "p.json")
 
 
 def test_barrier_best_sets_aside_negative_invalid_and_nonconverged(tmp_path, capsys):
@@ -70,8 +65,7 @@ def test_barrier_best_sets_aside_negative_invalid_and_nonconverged(tmp_path, cap
 
 def test_barrier_nothing_eligible_names_none(tmp_path, capsys):
     recs = [META, _pt("native", -0.1e-6, -0.2e-6, -0.05e-6), _pt("linear", None, None, None, n=0)]
-    f = tmp_path / "b.jsonl"
-    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    f = write_records(tmp_path / "b.jsonl", recs)
     assert cli.main(["barrier", "compare", "--params", str(_params(tmp_path)), str(f)]) == 0
     out = capsys.readouterr().out
     assert "best measured at P = 2: none eligible" in out and "set aside at P = 2: native" in out
@@ -87,8 +81,7 @@ def test_report_fastest_collective_is_eligible(tmp_path):
             p("binomial", 0, 1.6e-6, 1.59e-6, 1.61e-6),
             p("native", 1024, 2.0e-6, 1.98e-6, 2.02e-6), p("linear", 1024, 1.5e-6, 1.48e-6, 1.52e-6),
             p("binomial", 1024, 1.2e-6, 0.9e-6, 1.6e-6, stop="max_reps", rel_err=0.3)]
-    f = tmp_path / "c.jsonl"
-    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    f = write_records(tmp_path / "c.jsonl", recs)
     html = collectives.section_algorithms(ReportInput([load(f)], {}, tmp_path))
     assert html is not None
     import re

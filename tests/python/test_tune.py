@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NPS, mpirun
+from conftest import NPS, mpirun, write_records
 from latscope import cli
 from latscope.parts import tune as tune_part
 from latscope.report import ReportInput
@@ -357,16 +357,11 @@ def _crafted(records: list[dict], no_eligible_at_16: bool = False) -> list[dict]
     return recs
 
 
-def _write(path: Path, recs: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    return path
-
-
 def test_eligibility_python_and_c_agree(tune_records, tmp_path, capsys):
     """Python's decide and the C rule (tune-check decide: lts_tune_decide_obs on the same
     records) pick the same winners and set aside the same candidates for the same reasons;
     `latscope tune --decide` shows them and writes a table the C loader accepts."""
-    f = _write(tmp_path / "crafted.jsonl", _crafted(tune_records))
+    f = write_records(tmp_path / "crafted.jsonl", _crafted(tune_records))
     d = decide_results(load(f))
     winners = {s: rg.alg for rg in d.ranges for s, _ in rg.points}
     assert winners == {0: "linear", 16: "binomial", 2048: "linear", 65536: "native"}
@@ -425,7 +420,7 @@ def test_no_eligible_candidate_is_an_error(tune_records, tmp_path, capsys):
     """No candidate eligible at 16 B: Python decide raises naming the size; `latscope tune
     --decide` exits 2 naming the size and each candidate's reason; the C rule returns
     LTS_ENOELIGIBLE (tune-check decide: exit 2, same size)."""
-    f = _write(tmp_path / "none.jsonl", _crafted(tune_records, no_eligible_at_16=True))
+    f = write_records(tmp_path / "none.jsonl", _crafted(tune_records, no_eligible_at_16=True))
     with pytest.raises(TuneError, match="size 16 B: no eligible candidate"):
         decide_results(load(f))
     assert cli.main(["tune", "--decide", str(f), "-o", str(tmp_path / "t.json")]) == 2
