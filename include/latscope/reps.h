@@ -44,8 +44,8 @@ const char *lts_stop_reason_name(lts_stop_reason_t r);
  * geometric schedule (every ~2 % more samples) so checking costs O(n log n) in total and
  * overshoots the needed count by at most ~2 %. */
 /* Steady state (docs/measurement.md "Steady state"): an adaptive policy stops only when the CI
- * target is met AND the kept samples are stationary: the medians of their older and newer halves
- * differ by at most rel_err of the whole median. When they differ, the older half is dropped as
+ * target is met AND the kept samples are stationary: the medians of their older and newer halves,
+ * and of their newest quarter and the rest, differ by at most rel_err of the whole median. When they differ, the older half is dropped as
  * warm-up (counted in `discarded`) and measuring goes on, so the warm-up adapts to the point.
  * max_reps bounds the timed repetitions kept plus discarded. A fixed count is kept whole. */
 typedef struct lts_rep_ctl {
@@ -58,6 +58,7 @@ typedef struct lts_rep_ctl {
     size_t discarded;       /* samples dropped as warm-up by the stationarity check */
     int stationary;         /* the last check found the halves in agreement */
     double halves_rel_diff; /* |median(newer half) - median(older half)| / |median| at the last check */
+    double recent_rel_diff; /* |median(newest quarter) - median(the rest)| / |median| at the last check */
 } lts_rep_ctl_t;
 
 int lts_rep_ctl_init(lts_rep_ctl_t *c, const lts_rep_policy_t *p);

@@ -111,18 +111,28 @@ static double median_of(const double *x, size_t n, double *tmp) {
     return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
 }
 
-/* The stationarity check: do the older and newer halves of the kept samples have the same
- * median, to within the requested relative precision? (A point whose median depends on which
- * half is taken is not known to that precision, whatever its CI says.) */
-static int halves_agree(lts_rep_ctl_t *c) {
-    size_t h = c->n / 2;
+/* The stationarity check (docs/measurement.md "Steady state"): the kept samples are one state
+ * when, to within the requested relative precision of their median,
+ *   - the older and the newer half have the same median (a warm-up or a change mid-run), and
+ *   - the newest quarter has the median of the three quarters before it: a state change in the
+ *     last quarter leaves the newer half's median in the old state (fewer than half of it is
+ *     new), so the halves alone would stop in the state the process has just left.
+ * (A point whose median depends on which part of its samples is taken is not known to that
+ * precision, whatever its CI says.) */
+static int one_state(lts_rep_ctl_t *c) {
+    size_t h = c->n / 2, q = c->n / 4;
     double *tmp = malloc(c->n * sizeof *tmp);
-    if (!tmp || h == 0) { free(tmp); c->halves_rel_diff = NAN; return 0; }
+    c->halves_rel_diff = c->recent_rel_diff = NAN;
+    if (!tmp || h == 0) { free(tmp); return 0; }
     double all = median_of(c->samples, c->n, tmp);
     double older = median_of(c->samples, h, tmp), newer = median_of(c->samples + (c->n - h), h, tmp);
+    if (all != 0) c->halves_rel_diff = fabs(newer - older) / fabs(all);
+    if (q > 0 && all != 0) {   /* fewer than 4 samples (a tiny fixed count): the halves only */
+        double before = median_of(c->samples, c->n - q, tmp), recent = median_of(c->samples + (c->n - q), q, tmp);
+        c->recent_rel_diff = fabs(recent - before) / fabs(all);
+    }
     free(tmp);
-    c->halves_rel_diff = all != 0 ? fabs(newer - older) / fabs(all) : NAN;
-    return c->halves_rel_diff <= c->pol.rel_err;
+    return c->halves_rel_diff <= c->pol.rel_err && (q == 0 || c->recent_rel_diff <= c->pol.rel_err);
 }
 
 /* Drop the older half of the kept samples as warm-up; Welford restarts on the rest. */
@@ -141,7 +151,7 @@ static void drop_older_half(lts_rep_ctl_t *c) {
 
 /* Stopping for a reason other than convergence: the check is still made on what is reported. */
 static lts_stop_reason_t stop_unchecked(lts_rep_ctl_t *c, lts_stop_reason_t why) {
-    c->stationary = c->n >= 2 && halves_agree(c);
+    c->stationary = c->n >= 2 && one_state(c);
     return why;
 }
 
@@ -156,7 +166,7 @@ lts_stop_reason_t lts_rep_decide(lts_rep_ctl_t *c, double elapsed_s) {
         /* stationarity is asked only once the CI is narrow enough to stop on: asked earlier,
          * a wide distribution would fail it by chance and be halved again and again */
         if (c->achieved_rel_err <= c->pol.rel_err) {
-            c->stationary = halves_agree(c);
+            c->stationary = one_state(c);
             if (c->stationary) return LTS_STOP_CONVERGED;
             drop_older_half(c);
             c->achieved_rel_err = NAN;

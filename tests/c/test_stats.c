@@ -119,6 +119,19 @@ int main(void) {
         CHECK(fabs(s.median / 1e-6 - 1) < 0.01);
         lts_rep_ctl_free(&c);
     }
+    /* a state change in the last quarter (from sample 160 on, 30 % slower, and staying so): the
+     * halves agree (the newer half is still mostly the old state), the newest quarter does not;
+     * the rule goes on and reports the new state, not the one the process has left */
+    {
+        lts_rep_ctl_t c;
+        lts_rep_ctl_init(&c, &p);
+        size_t k = 0;
+        while (lts_rep_decide(&c, 0) == LTS_STOP_CONTINUE) lts_rep_add(&c, tight() * (k++ < 160 ? 1.0 : 1.3));
+        CHECK(c.stationary && c.discarded >= 100 && c.n + c.discarded > 200);
+        CHECK(lts_summarize(c.samples, c.n, 0.95, LTS_STOP_MEDIAN, &s) == LTS_OK);
+        CHECK(fabs(s.median / 1.3e-6 - 1) < 0.01);
+        lts_rep_ctl_free(&c);
+    }
     /* a drift that never settles (5 % per 100 samples) is never declared stationary: the rule
      * runs to max_reps, kept + discarded, and says so */
     p.max_reps = 5000;
