@@ -20,6 +20,20 @@ typedef struct emit_ctx {
     int io_error;
 } emit_ctx_t;
 
+/* A command's row: its name, its own options, its --help, and its defaults where they differ
+ * from the common ones. common_init applies them; command_opt parses with them. */
+typedef struct cmd_spec {
+    const char *name;            /* "tune": messages point to `latscope-bench tune --help` */
+    const struct option *own;    /* its own options (values from O_USER up), zero-terminated; NULL: none */
+    const char *help;            /* its --help, printed after latscope-bench's usage; NULL: the usage only */
+    int help_alone;              /* 1: --help prints help without latscope-bench's usage before it */
+    const char *sizes, *timer, *timing;   /* --sizes, --timer, --timing defaults; NULL: the common ones */
+    unsigned timing_allowed;     /* the --timing methods it takes, one bit per lts_timing_t; 0: root, max */
+    int warmup;                  /* --warmup's default; 0: the repetition policy's */
+    const char *op;              /* --op's default; NULL: the command takes no --op */
+    int coll;                    /* 1: it measures a collective and takes --alg (default all), --root (default 0) */
+} cmd_spec_t;
+
 typedef struct common {
     const char *sizes_spec, *timer_name, *timing, *sync_name, *output;
     int sizes_given, min_reps_given, raw, progress, sync_i;
@@ -27,21 +41,17 @@ typedef struct common {
     lts_rep_policy_t pol;
     lts_timing_t tmeth;        /* the timing method when one is selected */
     unsigned timings;          /* the selected methods, one bit per lts_timing_t */
-    unsigned timing_allowed;   /* set by the command before common_check (default root, max) */
+    unsigned timing_allowed;   /* from the command's row (default root, max) */
     double dummy_work_s;       /* --dummy-work */
     size_t *sizes, nsizes;
     lts_timer_t timer;
     FILE *out;
+    const cmd_spec_t *cmd;     /* the command these are the options of */
+    const char *op_name, *alg_spec, *root_s;   /* --op, --alg, --root where the command takes them */
+    int opt;                   /* command_opt: the command's own option just read */
+    int help;                  /* command_opt: --help was given (and printed) */
     struct option *opts_;      /* command_opt's merged option table while it scans */
 } common_t;
-
-/* What command_opt needs of a command: its name, its own options and its --help. */
-typedef struct cmd_spec {
-    const char *name;            /* "tune": messages point to `latscope-bench tune --help` */
-    const struct option *own;    /* its own options (values from O_USER up), zero-terminated; NULL: none */
-    const char *help;            /* its --help, printed after latscope-bench's usage; NULL: the usage only */
-    int help_alone;              /* 1: --help prints help without latscope-bench's usage before it */
-} cmd_spec_t;
 
 enum { O_OP = 256, O_MODE, O_PAIRS, O_TRIPLETS, O_SIZES, O_REPLY, O_WINDOW, O_TIMER, O_TIMING, O_SYNC,
        O_WARMUP, O_MINR, O_MAXR, O_CONF, O_RELERR, O_RULE, O_BUDGET, O_SEED, O_RAW, O_OUTPUT, O_PROGRESS, O_ALG, O_ROOT, O_HELP,
@@ -67,14 +77,19 @@ int parse_groups(app_t *a, const char *flag, const char *spec, int width, int P,
 int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv);
 int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv);
 
-void common_init(common_t *o);
+/* The common options at their defaults, then cmd's own defaults; the scan starts over. */
+common_t common_start(const cmd_spec_t *cmd);
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
 int common_opt(app_t *a, common_t *o, int c);
-/* The getopt loop of every command: the next option that is the command's own (common ones are
- * handled on the way by common_opt), -1 at the end of the arguments (a leftover argument has
- * failed), -2 after --help (printed on rank 0). common_init starts the scan over.
- * Use: while ((c = command_opt(...)) >= 0) switch (c) {... default: foreign_opt(...);} */
-int command_opt(app_t *a, common_t *o, int argc, char **argv, const cmd_spec_t *cmd);
+/* The getopt loop of every command: 1 with the next option that is the command's own in o->opt
+ * (common ones are handled on the way by common_opt); 0 at the end of the arguments (a leftover
+ * argument has failed) or after --help (printed on rank 0, o->help set). common_start starts the
+ * scan over. Use:
+ *     while (command_opt(a, &o, argc, argv)) switch (o.opt) {... default: foreign_opt(...);}
+ *     if (o.help) return -1; */
+int command_opt(app_t *a, common_t *o, int argc, char **argv);
+/* --root as a rank of this run; fails naming the value (and returns 0) otherwise. */
+long common_root(app_t *a, const common_t *o);
 /* An option that is not the command's own: known to another command, or unknown. */
 void foreign_opt(app_t *a, int c, char **argv, const char *cmd);
 void common_check(app_t *a, common_t *o, const char *cmd);

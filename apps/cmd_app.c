@@ -135,31 +135,27 @@ static void app_on_point(void *ud, const lts_point_t *pt) {
     on_point(x->e, pt);
 }
 
+/* the whole pattern ends when its slowest rank does: --timing max */
+static const cmd_spec_t app_cmd = {.name = "app", .own = app_opts, .help = APP_USAGE, .sizes = "8", .timing = "max",
+                                   .warmup = 5};
+
 static int cmd_app(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *pattern = "remap", *dest = "random", *style = "async", *blocks_spec = NULL;
     int messages = 64, grid = 256, corrupt = -1, remap_given = 0, dag_given = 0;
     double task_work = 1e-6;
-    common_t o;
-    common_init(&o);
-    o.sizes_spec = "8";
-    o.timing = "max";   /* the whole pattern ends when its slowest rank does */
-    o.pol.warmup = 5;
-    static const cmd_spec_t cmd = {.name = "app", .own = app_opts, .help = APP_USAGE};
-    int c;
-    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
-        switch (c) {
-        case O_PATTERN: pattern = optarg; break;
-        case O_MESSAGES: parse_int(a, "--messages", optarg, 1, LTS_APP_MAX_MESSAGES, &messages); remap_given = 1; break;
-        case O_DEST: dest = optarg; remap_given = 1; break;
-        case O_STYLE: style = optarg; remap_given = 1; break;
-        case O_GRID: parse_int(a, "--grid", optarg, 1, LTS_APP_MAX_GRID, &grid); dag_given = 1; break;
-        case O_BLOCKS: blocks_spec = optarg; dag_given = 1; break;
-        case O_TASKWORK: parse_duration(a, "--task-work", optarg, &task_work); dag_given = 1; break;
-        case O_CORRUPT: parse_int(a, "--corrupt-rank", optarg, 0, a->P - 1, &corrupt); break;
-        default: foreign_opt(a, c, argv, "app");
-        }
+    common_t o = common_start(&app_cmd);
+    while (command_opt(a, &o, argc, argv)) switch (o.opt) {
+    case O_PATTERN: pattern = optarg; break;
+    case O_MESSAGES: parse_int(a, "--messages", optarg, 1, LTS_APP_MAX_MESSAGES, &messages); remap_given = 1; break;
+    case O_DEST: dest = optarg; remap_given = 1; break;
+    case O_STYLE: style = optarg; remap_given = 1; break;
+    case O_GRID: parse_int(a, "--grid", optarg, 1, LTS_APP_MAX_GRID, &grid); dag_given = 1; break;
+    case O_BLOCKS: blocks_spec = optarg; dag_given = 1; break;
+    case O_TASKWORK: parse_duration(a, "--task-work", optarg, &task_work); dag_given = 1; break;
+    case O_CORRUPT: parse_int(a, "--corrupt-rank", optarg, 0, a->P - 1, &corrupt); break;
+    default: foreign_opt(a, o.opt, argv, "app");
     }
-    if (c == -2) return -1;   /* --help */
+    if (o.help) return -1;
 
     int pi = lookup(a, &lts_app_registry, "--pattern", pattern);
     common_check(a, &o, "app");

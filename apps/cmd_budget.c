@@ -54,27 +54,23 @@ static void pin_self(int rank) {
         }
 }
 
+static const cmd_spec_t budget_cmd = {.name = "budget", .own = own, .help = HELP, .help_alone = 1, .timer = "tsc",
+                                      .timing_allowed = 1u << LTS_TIMING_ROOT};
+
 static int cmd_budget(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *rungs_spec = NULL, *launch = "local", *size_s = "20", *addrs_s = NULL;
     int list = 0, pin = 1;
-    common_t o;
-    common_init(&o);
-    o.timer_name = "tsc";
-    o.timing_allowed = 1u << LTS_TIMING_ROOT;
-    static const cmd_spec_t cmd = {.name = "budget", .own = own, .help = HELP, .help_alone = 1};
-    int c;
-    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
-        switch (c) {
-        case O_BUD_RUNGS: rungs_spec = optarg; break;
-        case O_BUD_LAUNCH: launch = optarg; break;
-        case O_BUD_SIZE: size_s = optarg; break;
-        case O_BUD_ADDRS: addrs_s = optarg; break;
-        case O_BUD_LIST: list = 1; break;
-        case O_BUD_NOPIN: pin = 0; break;
-        default: foreign_opt(a, c, argv, "budget");
-        }
+    common_t o = common_start(&budget_cmd);
+    while (command_opt(a, &o, argc, argv)) switch (o.opt) {
+    case O_BUD_RUNGS: rungs_spec = optarg; break;
+    case O_BUD_LAUNCH: launch = optarg; break;
+    case O_BUD_SIZE: size_s = optarg; break;
+    case O_BUD_ADDRS: addrs_s = optarg; break;
+    case O_BUD_LIST: list = 1; break;
+    case O_BUD_NOPIN: pin = 0; break;
+    default: foreign_opt(a, o.opt, argv, "budget");
     }
-    if (c == -2) return -1;   /* --help */
+    if (o.help) return -1;
     if (o.sizes_given) fail(a, "--sizes does not apply to budget: one payload, --size N (default 20)");
     if (list) {
         if (a->me == 0) list_rungs();

@@ -45,44 +45,34 @@ static void coll_rows_with(unsigned flags, char *buf, size_t n) {
     }
 }
 
+/* its options are all in lts_cli_opts; it takes every timing method */
+static const cmd_spec_t coll_cmd = {.name = "coll", .timing_allowed = (1u << LTS_TIMING_N) - 1, .op = "bcast", .coll = 1};
+
 /* Collectives over all ranks: every selected algorithm at every size, through lts_measure. */
 int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
-    const char *op_name = "bcast", *alg_spec = "all", *root_s = "0", *csync = NULL;
+    const char *csync = NULL;
     double resync = 0.0, window = 0.0;
     int window_given = 0;
-    common_t o;
-    common_init(&o);
-    o.timing_allowed = (1u << LTS_TIMING_N) - 1;
-    int c;
-    static const cmd_spec_t cmd = {.name = "coll"};   /* its options are all in lts_cli_opts */
-    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
-        switch (c) {
-        case O_OP: op_name = optarg; break;
-        case O_ALG: alg_spec = optarg; break;
-        case O_ROOT: root_s = optarg; break;
-        case O_CLOCKSYNC: csync = optarg; break;
-        case O_RESYNC: parse_duration(a, "--resync", optarg, &resync); break;
-        case O_STARTWIN:
-            window_given = 1;
-            if (!parse_duration(a, "--start-window", optarg, &window) && window < 1e-6)
-                fail(a, "--start-window '%s': too short: the common start must leave the ranks time to arrive; "
-                     "give at least 1us (default: measured)", optarg);
-            break;
-        default: foreign_opt(a, c, argv, "coll");
-        }
+    common_t o = common_start(&coll_cmd);
+    while (command_opt(a, &o, argc, argv)) switch (o.opt) {
+    case O_CLOCKSYNC: csync = optarg; break;
+    case O_RESYNC: parse_duration(a, "--resync", optarg, &resync); break;
+    case O_STARTWIN:
+        window_given = 1;
+        if (!parse_duration(a, "--start-window", optarg, &window) && window < 1e-6)
+            fail(a, "--start-window '%s': too short: the common start must leave the ranks time to arrive; "
+                 "give at least 1us (default: measured)", optarg);
+        break;
+    default: foreign_opt(a, o.opt, argv, "coll");
     }
-    if (c == -2) return -1;   /* --help */
+    if (o.help) return -1;
 
-    int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
+    int op_i = lookup(a, &lts_coll_op_names, "--op", o.op_name);
     common_check(a, &o, "coll");
-    char *end;
-    errno = 0;
-    long root = strtol(root_s, &end, 10);
-    if (errno || end == root_s || *end || root < 0 || root >= a->P)
-        fail(a, "--root '%s': must be a rank of this run, 0..%d", root_s, a->P - 1);
+    long root = common_root(a, &o);
     const lts_coll_alg_t **algs = NULL;
     size_t nalgs = 0;
-    if (op_i >= 0) coll_select_and_sizes(a, &o, op_i, op_name, alg_spec, &algs, &nalgs);
+    if (op_i >= 0) coll_select_and_sizes(a, &o, op_i, o.op_name, o.alg_spec, &algs, &nalgs);
     /* timing methods against the operation, the algorithms and the other options, from their
      * rows: `global` is any method on the synchronised clock */
     int global = 0;
@@ -113,7 +103,7 @@ int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
                 char rows[256];
                 coll_rows_with(t->alg_flags, rows, sizeof rows);
                 fail(a, "--timing %s applies to the algorithms whose root -> rank i messages are tasks of their own "
-                     "(%s), not --op %s --alg %s", t->name, rows, op_name, algs[k]->name);
+                     "(%s), not --op %s --alg %s", t->name, rows, o.op_name, algs[k]->name);
             }
     }
     if (common_open(a, &o)) {

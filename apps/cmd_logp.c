@@ -43,26 +43,22 @@ static int size_independent(const char *op) {
            !strcmp(op, "rtt_loop");
 }
 
+static const cmd_spec_t logp_cmd = {.name = "logp", .own = own, .help = HELP, .help_alone = 1,
+                                    .sizes = "0,8,64,512,4K,16K,64K,256K", .timing_allowed = 1u << LTS_TIMING_ROOT};
+
 static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     const char *ops_spec = "all", *pair_s = "0:1";
     int train = 32;
     double delay = -1.0;
-    common_t o;
-    common_init(&o);
-    o.sizes_spec = "0,8,64,512,4K,16K,64K,256K";
-    o.timing_allowed = 1u << LTS_TIMING_ROOT;
-    static const cmd_spec_t cmd = {.name = "logp", .own = own, .help = HELP, .help_alone = 1};
-    int c;
-    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
-        switch (c) {
-        case O_LOGP_OPS: ops_spec = optarg; break;
-        case O_LOGP_TRAIN: parse_int(a, "--train", optarg, 2, 1024, &train); break;
-        case O_LOGP_DELAY: parse_duration(a, "--delay", optarg, &delay); break;
-        case O_LOGP_PAIR: pair_s = optarg; break;
-        default: foreign_opt(a, c, argv, "logp");
-        }
+    common_t o = common_start(&logp_cmd);
+    while (command_opt(a, &o, argc, argv)) switch (o.opt) {
+    case O_LOGP_OPS: ops_spec = optarg; break;
+    case O_LOGP_TRAIN: parse_int(a, "--train", optarg, 2, 1024, &train); break;
+    case O_LOGP_DELAY: parse_duration(a, "--delay", optarg, &delay); break;
+    case O_LOGP_PAIR: pair_s = optarg; break;
+    default: foreign_opt(a, o.opt, argv, "logp");
     }
-    if (c == -2) return -1;   /* --help */
+    if (o.help) return -1;
     common_check(a, &o, "logp");
 
     uint64_t mask = 0;

@@ -30,36 +30,32 @@ static size_t p2p_ops(app_t *a, const char *op_name, const lts_op_desc_t **ops, 
     return nops;
 }
 
+static const cmd_spec_t p2p_cmd = {.name = "p2p", .op = "pingpong"};   /* its options are all in lts_cli_opts */
+
 int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
-    const char *op_name = "pingpong", *mode = "par", *pairs = NULL, *triplets = NULL;
+    const char *mode = "par", *pairs = NULL, *triplets = NULL;
     long reply = -2;   /* -2: default for the op */
     int window = 64;
-    common_t o;
-    common_init(&o);
-    int c;
-    static const cmd_spec_t cmd = {.name = "p2p"};   /* its options are all in lts_cli_opts */
-    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
-        switch (c) {
-        case O_OP: op_name = optarg; break;
-        case O_MODE: mode = optarg; break;
-        case O_PAIRS: pairs = optarg; break;
-        case O_TRIPLETS: triplets = optarg; break;
-        case O_REPLY: {
-            size_t v;
-            int rc = lts_parse_size(optarg, &v);
-            if (rc) fail(a, "--reply-size '%s': must be a size from 0 to 1G (e.g. 0, 8, 64K)", optarg);
-            else reply = (long)v;
-            break;
-        }
-        case O_WINDOW: parse_int(a, "--window", optarg, 1, 1024, &window); break;
-        default: foreign_opt(a, c, argv, "p2p");
-        }
+    common_t o = common_start(&p2p_cmd);
+    while (command_opt(a, &o, argc, argv)) switch (o.opt) {
+    case O_MODE: mode = optarg; break;
+    case O_PAIRS: pairs = optarg; break;
+    case O_TRIPLETS: triplets = optarg; break;
+    case O_REPLY: {
+        size_t v;
+        int rc = lts_parse_size(optarg, &v);
+        if (rc) fail(a, "--reply-size '%s': must be a size from 0 to 1G (e.g. 0, 8, 64K)", optarg);
+        else reply = (long)v;
+        break;
     }
-    if (c == -2) return -1;   /* --help */
+    case O_WINDOW: parse_int(a, "--window", optarg, 1, 1024, &window); break;
+    default: foreign_opt(a, o.opt, argv, "p2p");
+    }
+    if (o.help) return -1;
 
     enum { MAX_OPS = 8 };
     const lts_op_desc_t *ops[MAX_OPS];
-    size_t nops = p2p_ops(a, op_name, ops, MAX_OPS);
+    size_t nops = p2p_ops(a, o.op_name, ops, MAX_OPS);
     int op_i = nops ? 0 : -1;
     common_check(a, &o, "p2p");
     if (!a->have_err && (o.timings & (o.timings - 1)))
@@ -105,7 +101,7 @@ int cmd_p2p(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
         return 1;
     }
 
-    lts_run_info_t info = common_info(&o, "p2p", nops > 1 ? op_name : op->name, full_argc, full_argv);
+    lts_run_info_t info = common_info(&o, "p2p", nops > 1 ? o.op_name : op->name, full_argc, full_argv);
     info.mode = mode;
     /* pairs run side by side only in par mode with 4 or more ranks (lts_p2p_run) */
     info.sync = lts_sync_resolve(common_sync(&o), op, !strcmp(mode, "par") && a->P >= 4,

@@ -59,41 +59,31 @@ static void print_table(FILE *f, const lts_tune_table_t *t) {
         }
 }
 
-static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
-    const char *op_name = "scatter", *alg_spec = "all", *root_s = "0", *table = NULL;
-    common_t o;
-    common_init(&o);
-    static const cmd_spec_t cmd = {.name = "tune", .own = tune_opts, .help = TUNE_USAGE};
-    int c;
-    while ((c = command_opt(a, &o, argc, argv, &cmd)) >= 0) {
-        switch (c) {
-        case O_OP: op_name = optarg; break;
-        case O_ALG: alg_spec = optarg; break;
-        case O_ROOT: root_s = optarg; break;
-        case O_TABLE: table = optarg; break;
-        default: foreign_opt(a, c, argv, "tune");
-        }
-    }
-    if (c == -2) return -1;   /* --help */
+static const cmd_spec_t tune_cmd = {.name = "tune", .own = tune_opts, .help = TUNE_USAGE, .op = "scatter", .coll = 1};
 
-    int op_i = lookup(a, &lts_coll_op_names, "--op", op_name);
+static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
+    const char *table = NULL;
+    common_t o = common_start(&tune_cmd);
+    while (command_opt(a, &o, argc, argv)) switch (o.opt) {
+    case O_TABLE: table = optarg; break;
+    default: foreign_opt(a, o.opt, argv, "tune");
+    }
+    if (o.help) return -1;
+
+    int op_i = lookup(a, &lts_coll_op_names, "--op", o.op_name);
     common_check(a, &o, "tune");
     if (!a->have_err && (o.timings & (o.timings - 1)))
         fail(a, "--timing '%s': tune compares algorithms under one timing method; give one of root, max", o.timing);
-    char *end;
-    errno = 0;
-    long root = strtol(root_s, &end, 10);
-    if (errno || end == root_s || *end || root < 0 || root >= a->P)
-        fail(a, "--root '%s': must be a rank of this run, 0..%d", root_s, a->P - 1);
+    long root = common_root(a, &o);
     if (table && !*table) fail(a, "--table '': give a file name (or - for standard output)");
     if (table && !strcmp(table, "-") && !strcmp(o.output, "-"))
         fail(a, "--table - and -o -: both would go to standard output; give a file to one of them");
     size_t nalgs = 0;
     if (op_i >= 0 && !a->have_err) {
         const lts_coll_alg_t **algs = NULL;
-        coll_select_and_sizes(a, &o, op_i, op_name, alg_spec, &algs, &nalgs);
+        coll_select_and_sizes(a, &o, op_i, o.op_name, o.alg_spec, &algs, &nalgs);
         if (!a->have_err && nalgs > LTS_TUNE_MAX_CANDIDATES)
-            fail(a, "--alg '%s': %zu candidates; a table takes at most %d", alg_spec, nalgs, LTS_TUNE_MAX_CANDIDATES);
+            fail(a, "--alg '%s': %zu candidates; a table takes at most %d", o.alg_spec, nalgs, LTS_TUNE_MAX_CANDIDATES);
         free(algs);
     }
     /* the table file is opened before measuring, so a bad path costs no measurement */
@@ -134,7 +124,7 @@ static int cmd_tune(app_t *a, int argc, char **argv, int full_argc, char **full_
     topt.msg = why;
     topt.msglen = sizeof why;
     lts_tune_table_t *t = NULL;
-    rc = lts_tune_ex(MPI_COMM_WORLD, (lts_coll_op_t)op_i, alg_spec, o.sizes, o.nsizes, &m, &topt, &t);
+    rc = lts_tune_ex(MPI_COMM_WORLD, (lts_coll_op_t)op_i, o.alg_spec, o.sizes, o.nsizes, &m, &topt, &t);
     if (rc == LTS_ENOELIGIBLE) {
         /* the points are in -o; no table is written: the measurements cannot support one at that
          * size. Exit 2 on every rank (all got the same code from lts_tune_ex), message on rank 0. */

@@ -217,7 +217,8 @@ lts_run_info_t common_info(const common_t *o, const char *bench, const char *op,
     return info;
 }
 
-void common_init(common_t *o) {
+common_t common_start(const cmd_spec_t *cmd) {
+    common_t oc, *o = &oc;
     memset(o, 0, sizeof *o);
     o->sizes_spec = "0,8,64,1K,8K,64K";
     o->timer_name = "monotonic";
@@ -228,8 +229,18 @@ void common_init(common_t *o) {
     o->sync_i = -1;
     o->timing_allowed = (1u << LTS_TIMING_ROOT) | (1u << LTS_TIMING_MAX);
     lts_rep_policy_default(&o->pol);
+    o->cmd = cmd;
+    if (cmd->sizes) o->sizes_spec = cmd->sizes;
+    if (cmd->timer) o->timer_name = cmd->timer;
+    if (cmd->timing) o->timing = cmd->timing;
+    if (cmd->timing_allowed) o->timing_allowed = cmd->timing_allowed;
+    if (cmd->warmup) o->pol.warmup = cmd->warmup;
+    o->op_name = cmd->op;
+    o->alg_spec = "all";
+    o->root_s = "0";
     optind = 1;   /* the command's arguments are scanned from the start */
     opterr = 0;
+    return oc;
 }
 
 /* lts_cli_opts followed by `own` (zero-terminated); malloc'd, never NULL (aborts on no memory). */
@@ -244,29 +255,49 @@ static struct option *cli_opts_with(const struct option *own) {
     return o;
 }
 
-int command_opt(app_t *a, common_t *o, int argc, char **argv, const cmd_spec_t *cmd) {
+int command_opt(app_t *a, common_t *o, int argc, char **argv) {
+    const cmd_spec_t *cmd = o->cmd;
     if (!o->opts_) o->opts_ = cli_opts_with(cmd->own);
-    int c, ret = -1;
+    int c;
     while ((c = getopt_long(argc, argv, "o:", o->opts_, NULL)) != -1) {
         if (c == O_HELP && cmd->help_alone) {
             if (a->me == 0) fputs(cmd->help, stdout);
-            ret = -2;
+            o->help = 1;
             break;
         }
-        int h = common_opt(a, o, c);
-        if (h < 0) {
-            if (a->me == 0 && cmd->help) fputs(cmd->help, stdout);
-            ret = -2;
-            break;
+        if (c == O_OP && cmd->op) o->op_name = optarg;
+        else if (c == O_ALG && cmd->coll) o->alg_spec = optarg;
+        else if (c == O_ROOT && cmd->coll) o->root_s = optarg;
+        else {
+            int h = common_opt(a, o, c);
+            if (h < 0) {
+                if (a->me == 0 && cmd->help) fputs(cmd->help, stdout);
+                o->help = 1;
+                break;
+            }
+            if (!h) {
+                o->opt = c;
+                return 1;
+            }
         }
-        if (!h) return c;
     }
     free(o->opts_);
     o->opts_ = NULL;
-    if (ret == -1 && optind < argc)
+    if (!o->help && optind < argc)
         fail(a, "unexpected argument '%s'; see latscope-bench%s%s --help", argv[optind], cmd->help ? " " : "",
              cmd->help ? cmd->name : "");
-    return ret;
+    return 0;
+}
+
+long common_root(app_t *a, const common_t *o) {
+    char *end;
+    errno = 0;
+    long root = strtol(o->root_s, &end, 10);
+    if (errno || end == o->root_s || *end || root < 0 || root >= a->P) {
+        fail(a, "--root '%s': must be a rank of this run, 0..%d", o->root_s, a->P - 1);
+        return 0;
+    }
+    return root;
 }
 
 /* One option of the common set: 1 handled, 0 not a common option, -1 --help (printed). */
