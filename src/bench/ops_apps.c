@@ -39,19 +39,20 @@ static int null_run(lts_op_ctx_t *c) { (void)c; return LTS_OK; }
 
 /* ---- the registry --------------------------------------------------------------------------- */
 
+/* The row of a pattern in its own file app_<name>.c: every hook lts_app_<name>_<hook>
+ * (LTS_APP_PATTERN_HOOKS in apps_internal.h). */
+#define LTS_APP_PATTERN_ROW(name_, help_, uses_blocks_)                                                                \
+    {{.name = #name_, .help = help_, .group_size = 0, .scale = 1.0, .metric = "time",                                  \
+      .init = lts_app_##name_##_init, .run = lts_app_##name_##_run, .fini = lts_app_##name_##_fini,                    \
+      .prepare = lts_app_##name_##_prepare},                                                                           \
+     lts_app_##name_##_variant, lts_app_##name_##_check, lts_app_##name_##_setup, lts_app_##name_##_teardown,         \
+     uses_blocks_}
+
 static const lts_app_pattern_t patterns[] = {
-    {{.name = "remap",
-      .help = "all-to-all remap (LoGPC §5.1): --messages N of --sizes bytes per rank, --dest random|shift, "
-              "--style sync|async",
-      .group_size = 0, .scale = 1.0, .metric = "time", .init = lts_app_remap_init, .run = lts_app_remap_run,
-      .fini = lts_app_remap_fini, .prepare = lts_app_remap_prepare},
-     lts_app_remap_variant, lts_app_remap_check, lts_app_remap_setup, lts_app_remap_teardown, 0},
-    {{.name = "dag",
-      .help = "Diamond-DAG wavefront (LoGPC §5.2, eq. 15): --grid n, stripes of rows, --blocks b, --task-work T, "
-              "--sizes = bytes per boundary value",
-      .group_size = 0, .scale = 1.0, .metric = "time", .init = lts_app_dag_init, .run = lts_app_dag_run,
-      .fini = lts_app_dag_fini, .prepare = lts_app_dag_prepare},
-     lts_app_dag_variant, lts_app_dag_check, lts_app_dag_setup, lts_app_dag_teardown, 1},
+    LTS_APP_PATTERN_ROW(remap, "all-to-all remap (LoGPC §5.1): --messages N of --sizes bytes per rank, --dest "
+                        "random|shift, --style sync|async", 0),
+    LTS_APP_PATTERN_ROW(dag, "Diamond-DAG wavefront (LoGPC §5.2, eq. 15): --grid n, stripes of rows, --blocks b, "
+                        "--task-work T, --sizes = bytes per boundary value", 1),
     {{.name = "null", .help = "no work: the driver's own cost (tests the registry)", .group_size = 0, .scale = 1.0,
       .metric = "time", .run = null_run},
      null_variant, null_check, NULL, NULL, 0},

@@ -56,25 +56,21 @@ static inline uint64_t mix64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-/* remap (app_remap.c) */
-const char *lts_app_remap_variant(const lts_app_params_t *p);
-int lts_app_remap_check(const lts_app_params_t *p, const size_t *sizes, size_t nsizes, const int *blocks, size_t nblocks,
-                        int P, char *msg, size_t len);
-int lts_app_remap_setup(lts_app_run_state_t *st);
-void lts_app_remap_teardown(lts_app_run_state_t *st);
-int lts_app_remap_init(lts_op_ctx_t *c);
-int lts_app_remap_run(lts_op_ctx_t *c);
-void lts_app_remap_fini(lts_op_ctx_t *c);
-int lts_app_remap_prepare(lts_op_ctx_t *c);
-/* dag (app_dag.c) */
-const char *lts_app_dag_variant(const lts_app_params_t *p);
-int lts_app_dag_check(const lts_app_params_t *p, const size_t *sizes, size_t nsizes, const int *blocks, size_t nblocks,
-                      int P, char *msg, size_t len);
-int lts_app_dag_setup(lts_app_run_state_t *st);
-void lts_app_dag_teardown(lts_app_run_state_t *st);
-int lts_app_dag_init(lts_op_ctx_t *c);
-int lts_app_dag_run(lts_op_ctx_t *c);
-void lts_app_dag_fini(lts_op_ctx_t *c);
-int lts_app_dag_prepare(lts_op_ctx_t *c);
+/* The hooks a pattern's own file app_<name>.c defines, all named lts_app_<name>_<hook>: the
+ * lts_app_pattern_t members and the descriptor's init/run/fini/prepare. Its registry row in
+ * ops_apps.c (LTS_APP_PATTERN_ROW) names the same set, so the two cannot drift apart. */
+#define LTS_APP_PATTERN_HOOKS(name)                                                                                    \
+    const char *lts_app_##name##_variant(const lts_app_params_t *p);                                                   \
+    int lts_app_##name##_check(const lts_app_params_t *p, const size_t *sizes, size_t nsizes, const int *blocks,      \
+                               size_t nblocks, int P, char *msg, size_t len);                                          \
+    int lts_app_##name##_setup(lts_app_run_state_t *st);                                                               \
+    void lts_app_##name##_teardown(lts_app_run_state_t *st);                                                           \
+    int lts_app_##name##_init(lts_op_ctx_t *c);                                                                        \
+    int lts_app_##name##_run(lts_op_ctx_t *c);                                                                         \
+    void lts_app_##name##_fini(lts_op_ctx_t *c);                                                                       \
+    int lts_app_##name##_prepare(lts_op_ctx_t *c);
+
+LTS_APP_PATTERN_HOOKS(remap)   /* app_remap.c */
+LTS_APP_PATTERN_HOOKS(dag)     /* app_dag.c */
 
 #endif
