@@ -29,10 +29,14 @@
  * (time, payload) events. Bucket k holds the events of [k W, (k+1) W), W = 2^WBITS ps; the wheel
  * covers NB buckets ahead of the current one, later events wait in a 4-ary heap ("far"). The
  * current bucket is consumed in (time, payload) order: as a FIFO while all its events share one
- * time (a lock-step schedule: 10^6 events at one instant cost O(1) each), else as a small 4-ary
- * heap. No event is ever scheduled before the one being processed. Measured at 2^20 ranks
- * (bench/sim_scale.py): a binary heap's pop was 60 % of the run, a radix heap moved each event
- * ~20 times once delays spread the times. The order is total: runs are deterministic. */
+ * time (a lock-step schedule: 10^6 events at one instant cost O(1) each), else sorted once when it
+ * becomes current (an LSD radix sort of (time, type, rank, index) keys over the digits that vary,
+ * ties of the rest of the payload put in order after it), events scheduled into it meanwhile
+ * merged from a small 4-ary heap ("side"). No event is ever scheduled before the one being
+ * processed. Measured at 2^20 ranks (bench/sim_scale.py): a binary heap's pop was 60 % of the
+ * run, a radix heap moved each event ~20 times once delays spread the times, a heap per bucket
+ * spent half the run in mispredicted comparisons; the sorted bucket also tells which ranks come
+ * next, fetched ahead (PREFETCH_AHEAD). The order is total: runs are deterministic. */
 /* An eager message travels inside its event (src, tag, size): nothing is allocated for it
  * unless it must wait in a queue, and its arrival reads no other memory. */
 typedef struct ev { int64_t t; uint64_t p; int64_t size; int32_t src, tag; } ev_t;
@@ -44,8 +48,19 @@ enum { EV_READY = 0, EV_ARRIVE = 1, EV_CTS = 2, EV_MSG = 3 };   /* ARRIVE: a ren
 #define LTS_SIM_MAX_RANKS (1 << 30)
 #define WBITS 12
 #define NB (1u << 16)
+#define PREFETCH_AHEAD 12   /* events: the rank of the event this far ahead is fetched now */
+#define PREFETCH_RANK(s, rk) __builtin_prefetch(&(s)->r[rk], 1)
+#define KEY_IDX_BITS 20     /* a sorted bucket's key: index in its low bits; larger buckets: qsort */
 
 typedef struct evvec { ev_t *e; size_t n, cap; } evvec_t;
+/* A bucket of the wheel other than the current one: a list of chunks of CH events from one pool
+ * (on huge pages): appending an event costs a store into its bucket's last chunk, and the
+ * thousands of buckets in use do not each cost TLB entries and reallocations (bench/sim_scale.py:
+ * one vector per bucket made a third of the run stalls in the append). The current bucket is
+ * copied out to one vector (sim_t.curv) and its chunks go back to the pool. */
+#define CH 32
+#define CNONE UINT32_MAX
+typedef struct bslot { uint32_t head, tail, n, fill; } bslot_t;   /* fill: events in the tail chunk */
 
 static inline int ev_less(const ev_t *a, const ev_t *b) { return a->t < b->t || (a->t == b->t && a->p < b->p); }
 
@@ -93,19 +108,24 @@ typedef struct qent {
 
 typedef struct list { int32_t head, tail; } list_t;
 
+/* A rank's state is one cache line (64-byte aligned): once delays spread the times, ranks are
+ * visited in no order and each visit costs a miss per line (bench/sim_scale.py: two lines per
+ * rank were 20 % slower). Its three queues live in a separate array (sim_t.rl), read only when
+ * the bit of `lists` says the queue is not empty. */
+enum { L_POSTED = 0, L_UNEXP, L_READY };   /* posted receives after the first; unexpected messages;
+                                              matched, unprocessed messages */
 enum { R_RUN = 0, R_WAIT, R_SEND, R_DONE };
 typedef struct rank {
     int64_t cpu, nic_s, nic_r;   /* when each resource is next free */
     uint64_t rng;                /* the injector's per-rank stream (src/inject/table.h) */
-    list_t posted, unexp, ready; /* posted receives after the first; unexpected messages; matched,
-                                    unprocessed */
+    int64_t delay;               /* table delay drawn so far (here, not in a separate array: one
+                                    cache miss per send less) */
     uint32_t pc, outstanding;
     int32_t ps_src, ps_tag;      /* the first posted receive, here: a match reads no other memory */
     uint32_t ps_h;
-    uint8_t state, ps_on;
-    int64_t delay;               /* table delay drawn so far (here, not in a separate array: one
-                                    cache miss per send less) */
+    uint8_t state, ps_on, lists; /* lists: bit L_* set while that queue is not empty */
 } rank_t;
+_Static_assert(sizeof(rank_t) == 64, "a rank's state is one cache line");
 
 typedef struct sim {
     const lts_sim_opts_t *o;
@@ -113,13 +133,23 @@ typedef struct sim {
     const lts_goal_t *goal;
     int P;
     rank_t *r;
+    list_t *rl;          /* per rank, its queues (L_*) */
     int64_t *fin, *dl;   /* per rank: finish time; table delay drawn */
-    evvec_t *ring;       /* NB buckets */
+    bslot_t *ring;       /* NB buckets */
+    evvec_t curv;        /* the current bucket's events */
+    ev_t *cev;           /* the chunk pool: chunk c is cev[c CH .. (c + 1) CH) */
+    uint32_t *cnext;     /* per chunk: the next in its bucket, or in the free list */
+    size_t ccap, cused;  /* chunks allocated, ever used */
+    uint32_t cfree;      /* the free list */
     evvec_t far;         /* beyond the wheel: a 4-ary heap */
     uint64_t cur;        /* the current bucket's number (time >> WBITS) */
     size_t head;         /* FIFO mode: the current bucket's next event */
-    int cur_heap;        /* the current bucket is a heap (else a FIFO of one time, cur_t) */
+    int cur_sorted;      /* the current bucket is sorted (ord), else a FIFO of one time, cur_t */
     int64_t cur_t;
+    uint64_t *ord, *ord_buf;   /* sorted bucket: keys (ord_buf: 2 ord_cap, the radix sort's two halves) */
+    size_t ord_cap, oh, on;    /* next key, keys */
+    uint64_t omask;      /* a key's index bits */
+    evvec_t side;        /* events scheduled into the sorted current bucket: a 4-ary heap */
     size_t ring_n;       /* events in the wheel's other buckets */
     size_t hn, hpeak;    /* events queued, at most */
     qent_t *q;
@@ -165,6 +195,39 @@ static int vput(sim_t *s, evvec_t *v, ev_t e) {
     return 0;
 }
 
+static int sort_bucket(sim_t *s, evvec_t *b);
+static void hugify(void *p, size_t n);
+
+static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
+    if (!b->n || b->fill == CH) {
+        uint32_t c = s->cfree;
+        if (c != CNONE) {
+            s->cfree = s->cnext[c];
+        } else {
+            if (s->cused == s->ccap) {
+                size_t nc = s->ccap ? s->ccap * 2 : 256;
+                if (nc >= CNONE) return fail(s, LTS_ENOMEM, "more than 2^32 chunks of events in flight");
+                ev_t *ne = realloc(s->cev, nc * CH * sizeof *ne);
+                if (ne) s->cev = ne;
+                uint32_t *nn = ne ? realloc(s->cnext, nc * sizeof *nn) : NULL;
+                if (!nn) return fail(s, LTS_ENOMEM, "out of memory (event queue of %zu events)", nc * CH);
+                s->cnext = nn;
+                s->ccap = nc;
+                if (nc * CH * sizeof *ne >= (8u << 20)) hugify(ne, nc * CH * sizeof *ne);
+            }
+            c = (uint32_t)s->cused++;
+        }
+        s->cnext[c] = CNONE;
+        if (b->n) s->cnext[b->tail] = c;
+        else b->head = c;
+        b->tail = c;
+        b->fill = 0;
+    }
+    s->cev[(size_t)b->tail * CH + b->fill++] = *e;
+    b->n++;
+    return 0;
+}
+
 static int push_ev(sim_t *s, ev_t e) {
     int64_t t = e.t;
     uint64_t k = (uint64_t)t >> WBITS;
@@ -173,25 +236,25 @@ static int push_ev(sim_t *s, ev_t e) {
                     (long long)s->now);
     if (++s->hn > s->hpeak) s->hpeak = s->hn;
     if (k == s->cur) {
-        evvec_t *b = &s->ring[k & (NB - 1)];
-        if (!s->cur_heap) {
+        evvec_t *b = &s->curv;
+        if (!s->cur_sorted) {
             if (t == s->cur_t || s->head == b->n) {
                 if (s->head == b->n) { b->n = s->head = 0; s->cur_t = t; }
                 return vput(s, b, e);
             }
-            /* a second time in this bucket: the rest becomes a heap */
+            /* a second time in this bucket: the rest is sorted */
             memmove(b->e, b->e + s->head, (b->n - s->head) * sizeof *b->e);
             b->n -= s->head;
             s->head = 0;
-            s->cur_heap = 1;
+            if (sort_bucket(s, b)) return s->failed;
         }
-        if (vput(s, b, e)) return s->failed;
-        heap_up(b->e, b->n - 1);
+        if (vput(s, &s->side, e)) return s->failed;
+        heap_up(s->side.e, s->side.n - 1);
         return 0;
     }
     if (k < s->cur + NB) {
         s->ring_n++;
-        return vput(s, &s->ring[k & (NB - 1)], e);
+        return slot_put(s, &s->ring[k & (NB - 1)], &e);
     }
     if (vput(s, &s->far, e)) return s->failed;
     heap_up(s->far.e, s->far.n - 1);
@@ -203,46 +266,148 @@ static int push(sim_t *s, int type, int rank, uint32_t arg, int64_t t) {
     return push_ev(s, e);
 }
 
+static int ev_cmp(const void *a, const void *b) {
+    return ev_less(a, b) ? -1 : ev_less(b, a) ? 1 : 0;
+}
+
+/* Sort bucket b (the current one) into s->ord: keys (t mod W, type, rank, index), radix-sorted
+ * 8 bits at a time over the digits where they differ (stable: equal keys stay in index order),
+ * then each run of equal (t, type, rank) ordered by the rest of the payload: (t, payload)
+ * order. A bucket too large for the key's index bits is sorted by qsort instead. */
+static int sort_bucket(sim_t *s, evvec_t *b) {
+    size_t n = b->n;
+    if (2 * n > s->ord_cap) {
+        size_t nc = s->ord_cap ? s->ord_cap : 1024;
+        while (nc < 2 * n) nc *= 2;
+        uint64_t *no = realloc(s->ord_buf, nc * sizeof *no);
+        if (!no) return fail(s, LTS_ENOMEM, "out of memory (a bucket of %zu events)", n);
+        s->ord_buf = no;
+        s->ord_cap = nc;
+    }
+    uint64_t *a = s->ord_buf, *tmp = s->ord_buf + n;
+    s->cur_sorted = 1;
+    s->oh = 0;
+    s->on = n;
+    if (n >= (size_t)1 << KEY_IDX_BITS) {
+        qsort(b->e, n, sizeof *b->e, ev_cmp);
+        for (size_t i = 0; i < n; i++) a[i] = i;
+        s->ord = a;
+        s->omask = UINT64_MAX;
+        return 0;
+    }
+    s->omask = ((uint64_t)1 << KEY_IDX_BITS) - 1;
+    uint64_t diff = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t p = b->e[i].p;
+        a[i] = ((uint64_t)b->e[i].t << (64 - WBITS)) | (p >> 62 << 62 >> WBITS) | ((p << 2 >> 34) << KEY_IDX_BITS) | i;
+        diff |= a[i] ^ a[0];
+    }
+    for (int shift = KEY_IDX_BITS; shift < 64; shift += 8) {
+        if (!((diff >> shift) & 0xff)) continue;
+        size_t cnt[256] = {0};
+        for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & 0xff]++;
+        for (size_t i = 0, sum = 0; i < 256; i++) {
+            size_t c = cnt[i];
+            cnt[i] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) tmp[cnt[(a[i] >> shift) & 0xff]++] = a[i];
+        uint64_t *x = a;
+        a = tmp;
+        tmp = x;
+    }
+    for (size_t i = 1; i < n; i++)   /* ties of (t, type, rank): by the rest of the payload */
+        if ((a[i] ^ a[i - 1]) >> KEY_IDX_BITS == 0) {
+            uint64_t k = a[i];
+            size_t j = i;
+            for (; j > 0 && (a[j - 1] ^ k) >> KEY_IDX_BITS == 0 &&
+                   ev_less(&b->e[k & s->omask], &b->e[a[j - 1] & s->omask]);
+                 j--)
+                a[j] = a[j - 1];
+            a[j] = k;
+        }
+    s->ord = a;
+    for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++) PREFETCH_RANK(s, EV_RANK(b->e[a[i] & s->omask].p));
+    return 0;
+}
+
 /* Make bucket s->cur current: far events now within the wheel join it, its events form a FIFO
- * (one time) or a heap. */
+ * (one time) or are sorted. */
 static void enter_bucket(sim_t *s) {
     while (s->far.n && ((uint64_t)s->far.e[0].t >> WBITS) < s->cur + NB) {
         ev_t e = heap_pop(&s->far);
         uint64_t k = (uint64_t)e.t >> WBITS;
-        if (vput(s, &s->ring[k & (NB - 1)], e)) return;
+        if (slot_put(s, &s->ring[k & (NB - 1)], &e)) return;
         s->ring_n++;
     }
-    evvec_t *b = &s->ring[s->cur & (NB - 1)];
-    s->ring_n -= b->n;
+    bslot_t *sl = &s->ring[s->cur & (NB - 1)];
+    evvec_t *b = &s->curv;
+    s->ring_n -= sl->n;
     s->head = 0;
-    s->cur_heap = 0;
-    if (!b->n) return;
+    s->cur_sorted = 0;
+    b->n = 0;
+    if (!sl->n) return;
+    if (sl->n > b->cap) {
+        size_t nc = b->cap ? b->cap : 1024;
+        while (nc < sl->n) nc *= 2;
+        free(b->e);
+        b->e = malloc(nc * sizeof *b->e);
+        if (!b->e) { b->cap = 0; fail(s, LTS_ENOMEM, "out of memory (a bucket of %u events)", sl->n); return; }
+        b->cap = nc;
+    }
+    for (uint32_t c = sl->head, left = sl->n; left;) {   /* out of the chunks, which go back to the pool */
+        uint32_t take = left < CH ? left : CH, nx = s->cnext[c];
+        memcpy(b->e + b->n, s->cev + (size_t)c * CH, take * sizeof *b->e);
+        b->n += take;
+        left -= take;
+        s->cnext[c] = s->cfree;
+        s->cfree = c;
+        c = nx;
+    }
+    sl->n = 0;
     s->cur_t = b->e[0].t;
     for (size_t i = 1; i < b->n; i++)
-        if (b->e[i].t != s->cur_t) { s->cur_heap = 1; break; }
-    if (s->cur_heap)
-        for (size_t i = b->n / 4 + 1; i-- > 0;) heap_down(b->e, b->n, i);
+        if (b->e[i].t != s->cur_t) {
+            sort_bucket(s, b);
+            return;
+        }
+}
+
+/* A rank's queues, fetched half as far ahead as its state (by then in cache, and telling whether
+ * it has any): a message that came early waits in a queue, and each of them cost two misses. */
+static inline void prefetch_lists(const sim_t *s, int r) {
+    const rank_t *R = &s->r[r];
+    if (R->lists) {
+        __builtin_prefetch(&s->rl[(size_t)r * 3], 1);
+        __builtin_prefetch(&s->rl[(size_t)r * 3 + 2], 1);
+    }
 }
 
 /* the earliest event (s->hn > 0); a failed reallocation sets s->failed */
 static ev_t pop(sim_t *s) {
     for (;;) {
-        evvec_t *b = &s->ring[s->cur & (NB - 1)];
-        if (s->cur_heap ? b->n > 0 : s->head < b->n) {
+        evvec_t *b = &s->curv;
+        /* the rank of an event PREFETCH_AHEAD ahead is fetched while this one is processed: once
+         * delays spread the times, ranks come in no order and this miss was most of the time per
+         * event */
+        if (s->cur_sorted) {
+            if (s->oh < s->on || s->side.n) {
+                s->hn--;
+                if (s->side.n && (s->oh == s->on || ev_less(&s->side.e[0], &b->e[s->ord[s->oh] & s->omask])))
+                    return heap_pop(&s->side);
+                if (s->oh + PREFETCH_AHEAD < s->on)
+                    PREFETCH_RANK(s, EV_RANK(b->e[s->ord[s->oh + PREFETCH_AHEAD] & s->omask].p));
+                if (s->oh + PREFETCH_AHEAD / 2 < s->on)
+                    prefetch_lists(s, EV_RANK(b->e[s->ord[s->oh + PREFETCH_AHEAD / 2] & s->omask].p));
+                return b->e[s->ord[s->oh++] & s->omask];
+            }
+        } else if (s->head < b->n) {
             s->hn--;
-            ev_t e = s->cur_heap ? heap_pop(b) : b->e[s->head++];
-            /* the next event's rank, fetched while this one is processed: once delays spread the
-             * times, ranks come in no order and this miss was most of the time per event */
-            if (s->cur_heap ? b->n > 0 : s->head < b->n)
-                __builtin_prefetch(&s->r[EV_RANK((s->cur_heap ? b->e[0] : b->e[s->head]).p)], 1);
-            return e;
+            if (s->head + PREFETCH_AHEAD < b->n) PREFETCH_RANK(s, EV_RANK(b->e[s->head + PREFETCH_AHEAD].p));
+            if (s->head + PREFETCH_AHEAD / 2 < b->n) prefetch_lists(s, EV_RANK(b->e[s->head + PREFETCH_AHEAD / 2].p));
+            return b->e[s->head++];
         }
         b->n = 0;
-        if (b->cap) {   /* memory follows the events in flight, not every bucket's peak */
-            free(b->e);
-            b->e = NULL;
-            b->cap = 0;
-        }
         /* the next bucket; with the wheel empty, straight to the first far event's */
         s->cur = s->ring_n ? s->cur + 1 : (uint64_t)s->far.e[0].t >> WBITS;
         enter_bucket(s);
@@ -281,25 +446,33 @@ static int32_t qalloc(sim_t *s) {
 
 static void qfree(sim_t *s, int32_t i) { s->q[i].next = s->qfree; s->qfree = i; }
 
-static void lappend(sim_t *s, list_t *l, int32_t i) {
+static inline list_t *rlist(sim_t *s, const rank_t *R, int w) { return &s->rl[(size_t)(R - s->r) * 3 + (size_t)w]; }
+
+/* Append pool entry i to rank R's queue w. */
+static void lappend(sim_t *s, rank_t *R, int w, int32_t i) {
+    list_t *l = rlist(s, R, w);
     s->q[i].next = -1;
-    if (l->tail >= 0) s->q[l->tail].next = i;
+    if (R->lists & (1u << w)) s->q[l->tail].next = i;
     else l->head = i;
     l->tail = i;
+    R->lists |= (uint8_t)(1u << w);
 }
 
-static int32_t lpop(sim_t *s, list_t *l) {
+static int32_t lpop(sim_t *s, rank_t *R, int w) {
+    if (!(R->lists & (1u << w))) return -1;
+    list_t *l = rlist(s, R, w);
     int32_t i = l->head;
-    if (i >= 0) {
-        l->head = s->q[i].next;
-        if (l->head < 0) l->tail = -1;
-    }
+    l->head = s->q[i].next;
+    if (l->head < 0) R->lists &= (uint8_t)~(1u << w);
     return i;
 }
 
-/* First entry of l that matches (src, tag); `wild` says which side may hold LTS_SIM_ANY: the
- * posted receive (scanning posted receives for a message) or the request (scanning messages). */
-static int32_t lmatch(sim_t *s, list_t *l, int src, int tag, int recv_side_wild) {
+/* First entry of rank R's queue w that matches (src, tag); `wild` says which side may hold
+ * LTS_SIM_ANY: the posted receive (scanning posted receives for a message) or the request
+ * (scanning messages). */
+static int32_t lmatch(sim_t *s, rank_t *R, int w, int src, int tag, int recv_side_wild) {
+    if (!(R->lists & (1u << w))) return -1;
+    list_t *l = rlist(s, R, w);
     int32_t prev = -1;
     for (int32_t i = l->head; i >= 0; prev = i, i = s->q[i].next) {
         const qent_t *e = &s->q[i];
@@ -309,6 +482,7 @@ static int32_t lmatch(sim_t *s, list_t *l, int src, int tag, int recv_side_wild)
         if (prev >= 0) s->q[prev].next = e->next;
         else l->head = e->next;
         if (l->tail == i) l->tail = prev;
+        if (l->head < 0) R->lists &= (uint8_t)~(1u << w);
         return i;
     }
     return -1;
@@ -332,7 +506,7 @@ static int posted_add(sim_t *s, rank_t *R, int src, int tag, uint32_t h) {
     s->q[e].tag = tag;
     s->q[e].kind = M_POSTED;
     s->q[e].h = h;
-    lappend(s, &R->posted, e);
+    lappend(s, R, L_POSTED, e);
     return 0;
 }
 
@@ -342,7 +516,7 @@ static int posted_match(sim_t *s, rank_t *R, int src, int tag, uint32_t *h) {
     if (!R->ps_on) return 0;
     if ((R->ps_src == LTS_SIM_ANY || R->ps_src == src) && (R->ps_tag == LTS_SIM_ANY || R->ps_tag == tag)) {
         *h = R->ps_h;
-        int32_t nx = lpop(s, &R->posted);
+        int32_t nx = lpop(s, R, L_POSTED);
         if (nx < 0) { R->ps_on = 0; return 1; }
         R->ps_src = s->q[nx].src;
         R->ps_tag = s->q[nx].tag;
@@ -350,7 +524,7 @@ static int posted_match(sim_t *s, rank_t *R, int src, int tag, uint32_t *h) {
         qfree(s, nx);
         return 1;
     }
-    int32_t pr = lmatch(s, &R->posted, src, tag, 1);
+    int32_t pr = lmatch(s, R, L_POSTED, src, tag, 1);
     if (pr < 0) return 0;
     *h = s->q[pr].h;
     qfree(s, pr);
@@ -468,6 +642,7 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
     s->err = err;
     s->errlen = errlen;
     s->qfree = -1;
+    s->cfree = CNONE;
     if (err && errlen) err[0] = '\0';
     const lts_sim_params_t *p = &o->par;
     if (P < 1 || P > LTS_SIM_MAX_RANKS) return fail(s, LTS_EINVAL, "P = %d: must be 1..%d", P, LTS_SIM_MAX_RANKS);
@@ -476,15 +651,19 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
     if (o->noise_period < 0 || o->noise_detour < 0 || (o->noise_detour > 0 && o->noise_detour >= o->noise_period))
         return fail(s, LTS_EINVAL, "noise: the detour (%lld ps) must be >= 0 and shorter than the period (%lld ps)",
                     (long long)o->noise_detour, (long long)o->noise_period);
-    s->r = calloc((size_t)P, sizeof *s->r);
-    if (s->r) hugify(s->r, (size_t)P * sizeof *s->r);
+    void *rp = NULL;
+    if (!posix_memalign(&rp, 64, (size_t)P * sizeof *s->r)) {
+        s->r = rp;
+        hugify(s->r, (size_t)P * sizeof *s->r);
+        memset(s->r, 0, (size_t)P * sizeof *s->r);
+    }
+    s->rl = malloc((size_t)P * 3 * sizeof *s->rl);   /* read only where a bit of rank_t.lists says */
     s->fin = calloc((size_t)P, sizeof *s->fin);
     s->ring = calloc(NB, sizeof *s->ring);
     s->dl = o->table ? calloc((size_t)P, sizeof *s->dl) : NULL;
-    if (!s->r || !s->fin || !s->ring || (o->table && !s->dl)) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
+    if (!s->r || !s->rl || !s->fin || !s->ring || (o->table && !s->dl)) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
     for (int i = 0; i < P; i++) {
         rank_t *R = &s->r[i];
-        R->posted.head = R->posted.tail = R->unexp.head = R->unexp.tail = R->ready.head = R->ready.tail = -1;
         /* thread 0's stream: what the injector's first thread on rank i draws from */
         R->rng = lts_inject_stream_init(o->seed, i, 0);
     }
@@ -503,20 +682,24 @@ static void finish_common(sim_t *s, lts_sim_result_t *res, size_t extra_bytes_us
     res->messages = s->messages;
     res->delays = s->delays;
     res->delay_sum = s->delay_sum;
-    size_t ev_bytes = NB * sizeof(evvec_t) + s->far.cap * sizeof(ev_t);
-    for (size_t i = 0; i < NB; i++) ev_bytes += s->ring[i].cap * sizeof(ev_t);
-    res->peak_bytes = (size_t)s->P * (sizeof(rank_t) + sizeof(int64_t) * (s->o->table ? 2 : 1)) + ev_bytes + s->qcap * sizeof(qent_t) +
+    size_t ev_bytes = NB * sizeof(bslot_t) + (s->far.cap + s->side.cap) * sizeof(ev_t) + s->ord_cap * sizeof(uint64_t);
+    ev_bytes += (s->curv.cap + s->ccap * CH) * sizeof(ev_t) + s->ccap * sizeof(uint32_t);
+    res->peak_bytes = (size_t)s->P * (sizeof(rank_t) + 3 * sizeof(list_t) + sizeof(int64_t) * (s->o->table ? 2 : 1)) + ev_bytes + s->qcap * sizeof(qent_t) +
                       extra_bytes_used;
 }
 
 static void free_common(sim_t *s) {
     free(s->r);
+    free(s->rl);
     free(s->fin);
     free(s->dl);
-    if (s->ring)
-        for (size_t i = 0; i < NB; i++) free(s->ring[i].e);
     free(s->ring);
+    free(s->curv.e);
+    free(s->cev);
+    free(s->cnext);
     free(s->far.e);
+    free(s->side.e);
+    free(s->ord_buf);
     free(s->q);
     free(s->vstate);
     free(s->vleft);
@@ -566,7 +749,7 @@ static const char *op_name(int kind) {
 static int64_t drain_ready(sim_t *s, int r, int64_t t) {
     rank_t *R = &s->r[r];
     int32_t m;
-    while ((m = lpop(s, &R->ready)) >= 0) {
+    while ((m = lpop(s, R, L_READY)) >= 0) {
         t = max64(t, do_recv(s, r, s->q[m].size, t));
         qfree(s, m);
         R->outstanding--;
@@ -607,12 +790,12 @@ static int run_rank(sim_t *s, int r, int64_t t) {
             break;
         case LTS_SIM_IRECV: {
             /* posting costs nothing; a message already here is matched now */
-            int32_t m = lmatch(s, &R->unexp, op.peer, op.tag, 0);
+            int32_t m = lmatch(s, R, L_UNEXP, op.peer, op.tag, 0);
             if (m >= 0) {
                 if (s->q[m].kind == M_RTS) {
                     if (do_rts(s, r, m, (uint32_t)r, t)) return s->failed;
                 } else {
-                    lappend(s, &R->ready, m);
+                    lappend(s, R, L_READY, m);
                 }
             } else if (posted_add(s, R, op.peer, op.tag, R->pc)) {
                 return s->failed;
@@ -660,7 +843,7 @@ static int prog_msg(sim_t *s, int r, const ev_t *ev) {
     }
     int32_t m = msg_entry(s, ev);
     if (m < 0) return s->failed;
-    lappend(s, matched ? &R->ready : &R->unexp, m);
+    lappend(s, R, matched ? L_READY : L_UNEXP, m);
     return 0;
 }
 
@@ -668,12 +851,12 @@ static int prog_arrive(sim_t *s, int r, int32_t m) {
     rank_t *R = &s->r[r];
     qent_t *e = &s->q[m];
     if (e->kind == M_DATA) {
-        lappend(s, &R->ready, m);
+        lappend(s, R, L_READY, m);
     } else {
         uint32_t h;
-        if (!posted_match(s, R, e->src, e->tag, &h)) { lappend(s, &R->unexp, m); return 0; }
+        if (!posted_match(s, R, e->src, e->tag, &h)) { lappend(s, R, L_UNEXP, m); return 0; }
         if (e->kind == M_RTS) return do_rts(s, r, m, (uint32_t)r, s->now);
-        lappend(s, &R->ready, m);
+        lappend(s, R, L_READY, m);
     }
     if (R->state == R_WAIT) {
         int64_t t = drain_ready(s, r, s->now);
@@ -814,7 +997,7 @@ static int goal_ready(sim_t *s, uint32_t v) {
     default: {   /* recv: posted now */
         s->vstart[v] = s->now;
         if (v_started(s, v, s->now)) return s->failed;
-        int32_t m = lmatch(s, &R->unexp, g->peer[v], g->tag[v], 0);
+        int32_t m = lmatch(s, R, L_UNEXP, g->peer[v], g->tag[v], 0);
         if (m < 0) return posted_add(s, R, g->peer[v], g->tag[v], v);
         if (s->q[m].kind == M_RTS) return do_rts(s, r, m, v, s->now);
         v_recv(s, v, r, s->q[m].h, 0);
@@ -831,7 +1014,7 @@ static int goal_msg(sim_t *s, int r, const ev_t *ev) {
     if (!posted_match(s, R, ev->src, ev->tag, &v)) {
         int32_t m = msg_entry(s, ev);
         if (m < 0) return s->failed;
-        lappend(s, &R->unexp, m);
+        lappend(s, R, L_UNEXP, m);
         return 0;
     }
     v_recv(s, v, r, EV_ARG(ev->p), 1);
@@ -849,7 +1032,7 @@ static int goal_arrive(sim_t *s, int r, int32_t m) {
         return v_done(s, v, done);
     }
     uint32_t v;
-    if (!posted_match(s, R, e->src, e->tag, &v)) { lappend(s, &R->unexp, m); return 0; }
+    if (!posted_match(s, R, e->src, e->tag, &v)) { lappend(s, R, L_UNEXP, m); return 0; }
     if (e->kind == M_RTS) return do_rts(s, r, m, v, s->now);
     v_recv(s, v, r, e->h, 1);
     int64_t done = do_recv(s, r, e->size, s->now);
