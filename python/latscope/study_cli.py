@@ -14,6 +14,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from latscope.commands import parse_alone
+
 EXIT_USAGE = 2
 PROG = "latscope study"
 
@@ -42,14 +44,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace | list[str] | None = None) -> int:
-    if not isinstance(args, argparse.Namespace):
-        ap = argparse.ArgumentParser(prog="latscope")
-        add_parser(ap.add_subparsers(dest="cmd", required=True))
-        args = ap.parse_args(["study"] + list(args or []))
+    ns = parse_alone(args, "study", add_parser)
+    if isinstance(ns, int):
+        return ns
     from latscope.study import StudyError
     try:
-        rc: int = _module(args.study_cmd).run(args)
+        rc: int = _module(ns.study_cmd).run(ns)
         return rc
     except StudyError as e:
-        print(f"{PROG} {args.study_cmd}: error: {e}", file=sys.stderr)
+        print(f"{PROG} {ns.study_cmd}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
