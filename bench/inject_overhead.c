@@ -8,34 +8,22 @@
  *   inject-overhead N SPACING_NS [SIZE]     (np >= 2; ranks above 1 only join Init/Finalize)
  * Rank 0 prints one JSON line: medians of both kinds and the median of the per-pair
  * differences (wrapped - unwrapped), in ns. */
-#include <mpi.h>
+#include "standalone.h"
 #include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
+/* whole nanoseconds kept exact (lts_sa_now's seconds would round them away at this uptime) */
 static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, long n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    lts_sa_init(&argc, &argv, &rank, &size);
     long n = argc > 1 ? atol(argv[1]) : 5000;
     double spacing = argc > 2 ? atof(argv[2]) : 3000;
-    int bytes = argc > 3 ? atoi(argv[3]) : 1;
+    int bytes = lts_sa_arg(argc, argv, 3, 1);
     if (size < 2 || n < 10 || spacing < 0 || bytes < 0 || bytes > 1024) {
         if (rank == 0) fprintf(stderr, "usage: inject-overhead N>=10 SPACING_NS [SIZE<=1024] at np >= 2\n");
         MPI_Finalize();
@@ -57,7 +45,7 @@ int main(int argc, char **argv) {
             while (now_ns() - t2 < spacing) {}
             if (i >= 0) { w[i] = t1 - t0; u[i] = t3 - t2; d[i] = w[i] - u[i]; }
         }
-        double mw = median(w, n), mu = median(u, n), md = median(d, n);
+        double mw = lts_sa_median(w, (size_t)n), mu = lts_sa_median(u, (size_t)n), md = lts_sa_median(d, (size_t)n);
         printf("{\"pairs\": %ld, \"spacing_ns\": %.0f, \"size_bytes\": %d, \"wrapped_median_ns\": %.2f, "
                "\"unwrapped_median_ns\": %.2f, \"diff_median_ns\": %.2f}\n", n, spacing, bytes, mw, mu, md);
     } else if (rank == 1) {

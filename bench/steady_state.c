@@ -8,51 +8,27 @@
  *     when given no repetition options;
  *   - the same latscope operation for as many repetitions as OSU's loop (its own long run).
  * Rank 0 prints one JSON object per size. */
+#include "standalone.h"
 #include <latscope/latscope.h>
-#include <mpi.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-static double median(double *x, size_t n) {
-    qsort(x, n, sizeof *x, cmp);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 /* osu_latency's loop (OSU 7: page-aligned s_buf and r_buf, skip 100 below 8 KiB, 10 above);
  * each iteration's RTT/2 into t. */
 static void osu_loop(int me, char *sb, char *rb, int bytes, int skip, int iters, double *t) {
     for (int i = -skip; i < iters; i++) {
-        double t0 = now();
-        if (me == 0) {
-            MPI_Send(sb, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(rb, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (me == 1) {
-            MPI_Recv(rb, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(sb, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-        }
-        if (i >= 0) t[i] = (now() - t0) / 2;
+        double t0 = lts_sa_now(CLOCK_MONOTONIC);
+        lts_sa_pingpong(me, sb, rb, bytes, 1);
+        if (i >= 0) t[i] = (lts_sa_now(CLOCK_MONOTONIC) - t0) / 2;
     }
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int me, P;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    lts_sa_init(&argc, &argv, &me, &P);
     size_t *sizes = NULL, nsizes = 0;
     char msg[256];
-    int reps = argc > 2 ? atoi(argv[2]) : 2, iters = argc > 3 ? atoi(argv[3]) : 10000;
+    int reps = lts_sa_arg(argc, argv, 2, 2), iters = lts_sa_arg(argc, argv, 3, 10000);
     if (P != 2 || argc < 2 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || reps < 1 || iters < 1) {
         if (me == 0) fprintf(stderr, "usage: mpiexec -n 2 steady-state SIZES [ALTERNATIONS=2] [OSU_ITERS=10000]\n");
         MPI_Finalize();
@@ -116,7 +92,7 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < n; i++) mean += t[i];
             printf("{\"size_bytes\":%d,\"osu_iters\":%d,\"osu_skip\":%d,\"osu_mean_s\":%.6e,\"osu_median_s\":%.6e,"
                    "\"latscope_long_median_s\":%.6e,\"latscope_warmup\":%d,\"latscope\":[", bytes, iters, skip,
-                   mean / (double)n, median(t, n), median(lt, n), cfg.policy.warmup);
+                   mean / (double)n, lts_sa_median(t, n), lts_sa_median(lt, n), cfg.policy.warmup);
             for (int k = 0; k < reps && k < 64; k++)
                 printf("%s{\"median_s\":%.6e,\"reps_total\":%ld,\"warmup_discarded\":%ld,\"stationary\":%s,"
                        "\"stop_reason\":\"%s\"}", k ? "," : "", lmed[k], ltotal[k], ldisc[k], lstat[k] ? "true" : "false",

@@ -72,4 +72,5 @@ unset(CMAKE_REQUIRED_QUIET)
 # the job sees it (largest time over the ranks), beside its PMPI_ baseline; links only MPI.
 add_executable(inject-coll-probe ${CMAKE_SOURCE_DIR}/tests/c/inject_coll_probe.c)
 target_link_libraries(inject-coll-probe PRIVATE MPI::MPI_C)
+target_include_directories(inject-coll-probe PRIVATE ${CMAKE_SOURCE_DIR}/bench)   # standalone.h
 set_target_properties(inject-coll-probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

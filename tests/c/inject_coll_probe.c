@@ -8,23 +8,15 @@
  * Then DUPS times: MPI_Comm_dup, an MPI_Bcast on the copy, MPI_Comm_free (in message mode each
  * copy gets a shadow communicator, which must be freed with it: MPICH has about 2,000 context ids).
  *   inject-coll-probe [iters [dups]]      (any np >= 1) */
-#include <mpi.h>
+#include "standalone.h"
 #include <stdio.h>
-#include <stdlib.h>
 
 #define PAY 64
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int iters = argc > 1 ? atoi(argv[1]) : 50, dups = argc > 2 ? atoi(argv[2]) : 0;
+    lts_sa_init(&argc, &argv, &rank, &size);
+    int iters = lts_sa_arg(argc, argv, 1, 50), dups = lts_sa_arg(argc, argv, 2, 0);
     if (iters < 1 || dups < 0) {   /* every rank sees the same argv: the same verdict */
         if (rank == 0) fprintf(stderr, "inject-coll-probe: iters must be >= 1 and dups >= 0\n");
         MPI_Finalize();
@@ -55,7 +47,7 @@ int main(int argc, char **argv) {
     int all_bad = 0;
     PMPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
-        for (int b = 0; b < 2; b++) qsort(t[b], (size_t)iters, sizeof(double), cmp_d);
+        for (int b = 0; b < 2; b++) lts_sa_sort(t[b], (size_t)iters);
         printf("{\"np\": %d, \"iters\": %d, \"bcast_max_median_us\": %.3f, \"bcast_max_min_us\": %.3f, "
                "\"base_bcast_max_median_us\": %.3f, \"base_bcast_max_min_us\": %.3f, \"bad\": %d}\n", size, iters,
                t[0][iters / 2] * 1e6, t[0][0] * 1e6, t[1][iters / 2] * 1e6, t[1][0] * 1e6, all_bad);

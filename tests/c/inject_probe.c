@@ -7,18 +7,14 @@
  * PMPI_ (the base_* figures), so both see the same machine. Baselines from a separate launch
  * moved by 3.5 us (minimum half round trip 1.4 us in one launch, 5.0 us in the next) beside a
  * CPU-bound process, more than the tests' tolerance. */
-#include <mpi.h>
+#include "standalone.h"
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, int n) { qsort(v, (size_t)n, sizeof *v, cmp_d); return n ? v[n / 2] : 0; }
-static double minimum(double *v, int n) { double m = v[0]; for (int i = 1; i < n; i++) if (v[i] < m) m = v[i]; return m; }
+/* the upper middle value for even n: what this probe has always printed */
+static double median(double *v, int n) { lts_sa_sort(v, (size_t)n); return n ? v[n / 2] : 0; }
+static double minimum(double *v, int n) { return lts_sa_min(v, (size_t)n); }
 
 #define PAY 64
 static void fill(unsigned *b, int n, unsigned key) { for (int i = 0; i < n; i++) b[i] = key * 2654435761u + (unsigned)i; }
@@ -28,11 +24,9 @@ static int good(const unsigned *b, int n, unsigned key) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int iters = argc > 1 ? atoi(argv[1]) : 1000, citers = argc > 2 ? atoi(argv[2]) : 200;
+    lts_sa_init(&argc, &argv, &rank, &size);
+    int iters = lts_sa_arg(argc, argv, 1, 1000), citers = lts_sa_arg(argc, argv, 2, 200);
     if (iters < 1 || citers < 1) {
         if (rank == 0) fprintf(stderr, "inject-probe: iters and coll_iters must be >= 1\n");
         MPI_Abort(MPI_COMM_WORLD, 2);

@@ -5,27 +5,13 @@
  * calls and ns lts_systime_read() reports for the window. Without the interposer: exit 3.
  *   mpiexec -n 2 systime-pingpong [ITERS [BYTES]] */
 #include "latscope/systime.h"
-#include <mpi.h>
+#include "standalone.h"
 #include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int me, P;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    int iters = argc > 1 ? atoi(argv[1]) : 1000, bytes = argc > 2 ? atoi(argv[2]) : 20;
+    lts_sa_init(&argc, &argv, &me, &P);
+    int iters = lts_sa_arg(argc, argv, 1, 1000), bytes = lts_sa_arg(argc, argv, 2, 20);
     lts_systime_start_fn start = lts_systime_lookup_start();
     lts_systime_stop_fn stop = lts_systime_lookup_stop();
     lts_systime_read_fn rd = lts_systime_lookup_read();
@@ -43,22 +29,16 @@ int main(int argc, char **argv) {
     if (!buf || !t) MPI_Abort(MPI_COMM_WORLD, 1);
     for (int i = -100; i < iters; i++) {
         if (i == 0) start();
-        double t0 = now();
-        if (me == 0) {
-            MPI_Send(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (me == 1) {
-            MPI_Recv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-        }
-        if (i >= 0) t[i] = now() - t0;
+        double t0 = lts_sa_now(CLOCK_MONOTONIC_RAW);
+        lts_sa_pingpong(me, buf, buf, bytes, 0);
+        if (i >= 0) t[i] = lts_sa_now(CLOCK_MONOTONIC_RAW) - t0;
     }
     stop();
     /* rank 1's figures travel to rank 0, which prints both lines: two ranks writing to one
      * forwarded stdout can interleave inside a line */
     static const char *const cls[] = {"send_like", "recv_like", "wait", "all"};
     double v[9];
-    qsort(t, (size_t)iters, sizeof *t, cmp);
+    lts_sa_sort(t, (size_t)iters);
     v[0] = t[iters / 2];
     for (int k = 0; k < 4; k++) {
         unsigned long long c = 0, ns = 0;
