@@ -153,12 +153,5 @@ int main(int argc, char **argv) {
     }
     MPI_Comm_free(&split);
     free(rows);
-    int any = 0;
-    MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0) {
-        if (any) fprintf(stderr, "barrier-check: %d failure(s)\n", any);
-        else printf("ok\n");
-    }
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return check_mpi_finish("barrier-check");
 }
