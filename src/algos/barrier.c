@@ -142,27 +142,22 @@ static int bcast_release(MPI_Comm comm) {
     return MPI_Bcast(&b, 1, MPI_BYTE, 0, comm);
 }
 
-int lts_barrier_tree(MPI_Comm comm, int k) {
+/* Arrival up the k-nomial tree, then the release: down the same tree, or (by_bcast) the seed's
+ * multicast exit (§3.2), one broadcast once the root has seen everyone arrive. */
+static int tree_barrier(MPI_Comm comm, int k, int by_bcast) {
     int parent, rc;
     kids_t kd;
     MPI_Comm nets[2] = {comm, comm};
     if ((rc = check_k(k))) return rc;
     rc = knomial_gather(nets, k, T_TREE_UP, &parent, &kd);
-    if (rc == MPI_SUCCESS) rc = knomial_release(comm, parent, &kd, T_TREE_DOWN);
+    if (rc == MPI_SUCCESS && !by_bcast) rc = knomial_release(comm, parent, &kd, T_TREE_DOWN);
     kids_free(&kd);
+    if (rc == MPI_SUCCESS && by_bcast) rc = bcast_release(comm);
     return rc;
 }
 
-/* the seed's multicast exit (§3.2): release by one broadcast */
-int lts_barrier_tree_bcast(MPI_Comm comm, int k) {
-    int parent, rc;
-    kids_t kd;
-    MPI_Comm nets[2] = {comm, comm};
-    if ((rc = check_k(k))) return rc;
-    rc = knomial_gather(nets, k, T_TREE_UP, &parent, &kd);
-    kids_free(&kd);
-    return rc ? rc : bcast_release(comm);
-}
+int lts_barrier_tree(MPI_Comm comm, int k) { return tree_barrier(comm, k, 0); }
+int lts_barrier_tree_bcast(MPI_Comm comm, int k) { return tree_barrier(comm, k, 1); }
 
 /* ---- cached per-communicator state ------------------------------------------------------ */
 
