@@ -46,11 +46,12 @@ enum { EV_READY = 0, EV_ARRIVE = 1, EV_CTS = 2, EV_MSG = 3 };   /* ARRIVE: a ren
 #define EV_RANK(p) ((int)(((p) >> 32) & 0x3fffffffu))
 #define EV_ARG(p) ((uint32_t)(p))
 #define LTS_SIM_MAX_RANKS (1 << 30)
-#define WBITS 12
+#define WBITS 14
 #define NB (1u << 16)
 #define PREFETCH_AHEAD 12   /* events: the rank of the event this far ahead is fetched now */
 #define PREFETCH_RANK(s, rk) __builtin_prefetch(&(s)->r[rk], 1)
-#define KEY_IDX_BITS 20     /* a sorted bucket's key: index in its low bits; larger buckets: qsort */
+#define KEY_IDX_BITS (64 - WBITS - 32)   /* a sorted bucket's key: (t mod W, type, rank, index); larger
+                                           buckets: qsort */
 
 typedef struct evvec { ev_t *e; size_t n, cap; } evvec_t;
 /* A bucket of the wheel other than the current one: a list of chunks of CH events from one pool
@@ -299,7 +300,8 @@ static int sort_bucket(sim_t *s, evvec_t *b) {
     uint64_t diff = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t p = b->e[i].p;
-        a[i] = ((uint64_t)b->e[i].t << (64 - WBITS)) | (p >> 62 << 62 >> WBITS) | ((p << 2 >> 34) << KEY_IDX_BITS) | i;
+        a[i] = ((uint64_t)b->e[i].t << (KEY_IDX_BITS + 32)) | (p >> 62 << (KEY_IDX_BITS + 30)) |
+               ((p >> 32 & 0x3fffffff) << KEY_IDX_BITS) | i;
         diff |= a[i] ^ a[0];
     }
     for (int shift = KEY_IDX_BITS; shift < 64; shift += 8) {
