@@ -67,19 +67,33 @@ def test_oversubscribed_at_4_not_at_2(tmp_path):
         assert verdict == {2: False, 4: True}
 
 
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of /proc/stat's aggregate line (idle and iowait not busy)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(f) - f[3] - f[4], sum(f)
+
+
 def test_load_others_sees_other_processes_not_ours(tmp_path):
     """Busy processes beside the run: load_others counts them. Our own two busy-polling ranks are
-    not: were they, the run without the burners would show 1.3 or more."""
+    not: were they, the run without the burners would show the others' share plus ours (about
+    1.3 of 2 CPUs on a quiet machine). Ours and the others' are measured from outside as well,
+    over the whole run: our ranks' CPU time from getrusage(RUSAGE_CHILDREN) (mpiexec waits for
+    them), the machine's from /proc/stat. A fixed bound (base < 1.0) failed beside a CPU-bound
+    process plus other work, where the others alone took 1.0-1.16 CPUs."""
+    import resource
     ncpu = available_cpus()
 
-    def measure(name: str, nburn: int) -> "pd.Series":
+    def measure(name: str, nburn: int) -> tuple["pd.Series", float, float]:
         burners = [subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 30\nwhile time.time() < t: pass"])
                    for _ in range(nburn)]
         try:
             out = tmp_path / name
+            ru0, (b0, t0) = resource.getrusage(resource.RUSAGE_CHILDREN), _cpu_ticks()
             # points of ~0.6 s (budget-bound): 120 ticks of /proc/stat's 10 ms on 2 CPUs
             cp = mpirun(2, ["p2p", "--pairs", "0:1", "--sizes", "8,64,1K,4K,8K", "--min-reps", "100", "--max-reps",
                             "100000000", "--rel-err", "0.00001", "--budget", "0.6", "-o", str(out)])
+            # before the burners are waited for: only the launch's processes are in the children's time
+            ru1, (b1, t1) = resource.getrusage(resource.RUSAGE_CHILDREN), _cpu_ticks()
         finally:
             for b in burners:
                 b.kill()
@@ -87,17 +101,21 @@ def test_load_others_sees_other_processes_not_ours(tmp_path):
         assert cp.returncode == 0, cp.stderr
         lo = load(out).points["load_others"].dropna()
         assert len(lo) == 5
-        return lo
+        wall = (t1 - t0) / os.cpu_count()   # jiffies of wall time
+        hz = os.sysconf("SC_CLK_TCK")
+        ours = ((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) * hz / wall
+        return lo, ours, (b1 - b0) / wall - ours
 
-    base = measure("base.jsonl", 0)
+    base, ours, others = measure("base.jsonl", 0)
+    # ours not in it: at most the others' share seen from outside plus half of ours (both over
+    # the whole run, start-up included, where the points see only their own 0.6 s windows)
+    assert ours >= 0.5, ours   # two busy-polling ranks
+    assert base.median() < others + 0.5 * ours, (base.tolist(), others, ours)
     # two busy processes per CPU: CFS would give them 2 ncpu^2 / (2 ncpu + 2) CPUs. Measured here
-    # 0.6-1.0 on a quiet machine, and about 0.66 beside a third busy process (whose share the
-    # baseline then already shows: 0.5-0.8): the shares our yielding ranks leave vary too much
-    # for a tighter bound, so the test asks that others are seen at all, and ours are not.
-    busy = measure("busy.jsonl", 2 * ncpu)
+    # 0.6-1.0 on a quiet machine, and about 0.66 beside a third busy process: the shares our
+    # yielding ranks leave vary too much for a tighter bound, so the test asks that others are seen.
+    busy, _, _ = measure("busy.jsonl", 2 * ncpu)
     assert busy.median() >= 0.3, (base.tolist(), busy.tolist())
-    if ncpu <= 2:
-        assert base.median() < 1.0, base.tolist()   # ours (about 1.3 of 2 CPUs) are not in it
 
 
 def test_under_load_threshold():
