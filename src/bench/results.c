@@ -21,6 +21,21 @@ void lts_results_set_extra(lts_results_extra_fn fn, void *ud) {
     extra_ud = ud;
 }
 
+/* Every record is one JSON object whose first field is its type (docs/results-schema.md)... */
+static void record_begin(lts_json_t *j, const char *type) {
+    lts_json_init(j);
+    lts_json_obj_begin(j, NULL);
+    lts_json_str(j, "type", type);
+}
+
+/* ...written as one line: 0 or the write error; j is freed either way. */
+static int record_end(lts_json_t *j, FILE *f) {
+    lts_json_obj_end(j);
+    int rc = lts_json_emit(j, f);
+    lts_json_free(j);
+    return rc;
+}
+
 static void policy_json(lts_json_t *j, const lts_rep_policy_t *p) {
     lts_json_obj_begin(j, "rep_policy");
     lts_json_int(j, "warmup", p->warmup);
@@ -73,9 +88,7 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     if (src) { free(all); return src; }
 
     lts_json_t j;
-    lts_json_init(&j);
-    lts_json_obj_begin(&j, NULL);
-    lts_json_str(&j, "type", "meta");
+    record_begin(&j, "meta");
     lts_json_str(&j, "schema", LTS_RESULTS_SCHEMA);
     lts_json_str(&j, "tool", in->tool);
     lts_json_str(&j, "version", LTS_VERSION);
@@ -158,11 +171,8 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     lts_json_obj_end(&j);
     job_json(&j);
     if (extra_fn) extra_fn(&j, 1, extra_ud);
-    lts_json_obj_end(&j);
-    int rc = lts_json_emit(&j, f);
-    lts_json_free(&j);
     free(all);
-    return rc;
+    return record_end(&j, f);
 }
 
 int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t *in, int raw) {
@@ -170,9 +180,7 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
     lts_summary_t s;
     lts_summarize(m->samples, m->n, in->policy->confidence, in->policy->rule, &s);
     lts_json_t j;
-    lts_json_init(&j);
-    lts_json_obj_begin(&j, NULL);
-    lts_json_str(&j, "type", "point");
+    record_begin(&j, "point");
     lts_json_str(&j, "bench", in->bench);
     lts_json_str(&j, "op", pt->op);
     if (pt->alg) {
@@ -273,17 +281,12 @@ int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t
         lts_json_arr_end(&j);
     }
     if (extra_fn) extra_fn(&j, 0, extra_ud);
-    lts_json_obj_end(&j);
-    int rc = lts_json_emit(&j, f);
-    lts_json_free(&j);
-    return rc;
+    return record_end(&j, f);
 }
 
 int lts_results_write_sync(FILE *f, const lts_clocksync_info_t *in) {
     lts_json_t j;
-    lts_json_init(&j);
-    lts_json_obj_begin(&j, NULL);
-    lts_json_str(&j, "type", "clock_sync");
+    record_begin(&j, "clock_sync");
     lts_json_str(&j, "method", in->method);
     lts_json_str(&j, "model", in->model);
     lts_json_bool(&j, "drift_rejected", in->drift_rejected);
@@ -302,8 +305,5 @@ int lts_results_write_sync(FILE *f, const lts_clocksync_info_t *in) {
     lts_json_arr_begin(&j, "drift");
     for (int r = 0; in->B && r < in->nranks; r++) lts_json_dbl(&j, NULL, in->B[r] - 1.0);
     lts_json_arr_end(&j);
-    lts_json_obj_end(&j);
-    int rc = lts_json_emit(&j, f);
-    lts_json_free(&j);
-    return rc;
+    return record_end(&j, f);
 }
