@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* The reference run for bench/steady_state.py: in ONE launch (a launch can sit in a slower state
- * for its whole life, so the two must share it), per message size and alternating,
+ * for its whole life, so the two must share it), per message size and alternating, the order
+ * alternating too (OSU first, then latscope first, ...),
  *   - OSU's osu_latency loop: blocking MPI_Send/MPI_Recv ping-pong, `skip` untimed iterations,
  *     then ITERS timed ones (each timed, so the long-run median is known, not only OSU's mean);
  *   - latscope's defaults: lts_measure on the `pingpong` descriptor with lts_rep_policy_default,
@@ -56,7 +57,10 @@ int main(int argc, char **argv) {
         int lstat[64];
         const char *lstop[64];
         for (int k = 0; k < reps && k < 64; k++) {
-            osu_loop(me, sbuf, rbuf, bytes, skip, iters, t + (size_t)k * (size_t)iters);
+            /* the order alternates (OSU first in even alternations, latscope first in odd ones):
+             * a drift or a state change within the launch then favours neither */
+            const int osu_first = k % 2 == 0;
+            if (osu_first) osu_loop(me, sbuf, rbuf, bytes, skip, iters, t + (size_t)k * (size_t)iters);
             lts_op_ctx_t ctx;
             memset(&ctx, 0, sizeof ctx);
             ctx.comm = MPI_COMM_WORLD;
@@ -77,6 +81,7 @@ int main(int argc, char **argv) {
                 lstop[k] = lts_stop_reason_name((lts_stop_reason_t)m.stop_reason);
             }
             lts_measurement_free(&m);
+            if (!osu_first) osu_loop(me, sbuf, rbuf, bytes, skip, iters, t + (size_t)k * (size_t)iters);
             /* latscope's own operation, run as long as OSU's loop: its long-run median */
             lts_measure_cfg_t fixed = cfg;
             fixed.policy.min_reps = fixed.policy.max_reps = iters;
@@ -88,6 +93,9 @@ int main(int argc, char **argv) {
         }
         if (me == 0) {
             size_t n = (size_t)iters * (size_t)reps;
+            /* each OSU loop's own median (sorting a block in place leaves the pooled samples) */
+            double omed[64];
+            for (int k = 0; k < reps && k < 64; k++) omed[k] = lts_sa_median(t + (size_t)k * (size_t)iters, (size_t)iters);
             double mean = 0;
             for (size_t i = 0; i < n; i++) mean += t[i];
             printf("{\"size_bytes\":%d,\"osu_iters\":%d,\"osu_skip\":%d,\"osu_mean_s\":%.6e,\"osu_median_s\":%.6e,"
@@ -95,8 +103,11 @@ int main(int argc, char **argv) {
                    mean / (double)n, lts_sa_median(t, n), lts_sa_median(lt, n), cfg.policy.warmup);
             for (int k = 0; k < reps && k < 64; k++)
                 printf("%s{\"median_s\":%.6e,\"reps_total\":%ld,\"warmup_discarded\":%ld,\"stationary\":%s,"
-                       "\"stop_reason\":\"%s\"}", k ? "," : "", lmed[k], ltotal[k], ldisc[k], lstat[k] ? "true" : "false",
+                       "\"order\":\"%s\",\"stop_reason\":\"%s\"}", k ? "," : "", lmed[k], ltotal[k], ldisc[k],
+                       lstat[k] ? "true" : "false", k % 2 == 0 ? "osu_first" : "latscope_first",
                        lstop[k]);
+            printf("],\"osu_medians_s\":[");
+            for (int k = 0; k < reps && k < 64; k++) printf("%s%.6e", k ? "," : "", omed[k]);
             printf("]}\n");
             fflush(stdout);
         }

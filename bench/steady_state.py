@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Benchmark P2, issue 12 (steady state before stopping): latscope's default repetition control
 against OSU's osu_latency loop (fixed 10,000 timed iterations), side by side in ONE launch per
-round (build/bin/steady-state alternates them per size, so a launch's own state, drift and
-noise hit both). The long-run median is the median of OSU's iterations in that launch.
+round (build/bin/steady-state alternates them per size, and alternates which of the two comes
+first, so a launch's own state, drift and noise hit both alike). The long-run median is the
+median of all OSU iterations of the size in that launch; each miss also shows the median of the
+OSU loop run right next to it (same state, if the state moved within the launch).
 
 Target: at 0 B, 8 B, 1 KiB and 64 KiB, in every round and for every latscope run of the round,
 |latscope median / long-run median - 1| <= 3 % using <= 1/10 of OSU's repetitions (latscope's
@@ -45,7 +47,8 @@ def main() -> int:
                     "round": r + 1, "run": k + 1, "osu_median_s": d["osu_median_s"], "osu_mean_s": d["osu_mean_s"],
                     "median_s": x["median_s"], "diff": x["median_s"] / d["osu_median_s"] - 1,
                     "reps": reps, "ratio": reps / a.osu_iters, "discarded": x["warmup_discarded"],
-                    "stop": x["stop_reason"], "stationary": x["stationary"]})
+                    "stop": x["stop_reason"], "stationary": x["stationary"], "order": x.get("order", "osu_first"),
+                    "adjacent": x["median_s"] / d["osu_medians_s"][k] - 1 if "osu_medians_s" in d else None})
     print(f"latscope default vs OSU-style fixed {a.osu_iters} iterations, {a.rounds} launches x {a.alternations} "
           f"alternations (np=2); long-run median = OSU loop's median in the same launch")
     print(f"{'size':>6} {'long-run median':>16} {'OSU mean':>9} {'worst |diff|':>12} {'diff range':>17} "
@@ -64,8 +67,17 @@ def main() -> int:
               f" {max(x['discarded'] for x in xs):>9} {met_rounds:>5} of {a.rounds}")
         bad = [x for x in xs if abs(x["diff"]) > a.target or x["ratio"] > a.reps_ratio]
         for x in bad:
-            print(f"        missed: round {x['round']} run {x['run']}: {x['diff'] * 100:+.2f}% with {x['reps']} reps "
-                  f"(stop {x['stop']}, stationary {x['stationary']}, discarded {x['discarded']})")
+            adj = "" if x["adjacent"] is None else f"; {x['adjacent'] * 100:+.2f}% from the OSU loop next to it"
+            print(f"        missed: round {x['round']} run {x['run']} ({x['order'].replace('_', ' ')}): "
+                  f"{x['diff'] * 100:+.2f}% with {x['reps']} reps "
+                  f"(stop {x['stop']}, stationary {x['stationary']}, discarded {x['discarded']}{adj})")
+    print("per round, the latscope run farthest from the long-run median (diff, repetitions):")
+    for r in range(1, a.rounds + 1):
+        cells = []
+        for size, xs in sorted(rows.items()):
+            w = max((x for x in xs if x["round"] == r), key=lambda x: abs(x["diff"]))
+            cells.append(f"{size} B {w['diff'] * 100:+.1f}% ({w['reps']})")
+        print(f"  round {r}: " + ", ".join(cells))
     print(f"target: every size within ±{a.target * 100:.0f}% of the long-run median with <= {a.reps_ratio:g} of the "
           f"repetitions in {a.rounds} of {a.rounds} rounds: {'met' if ok else 'MISSED'}")
     return 0 if ok else 1
