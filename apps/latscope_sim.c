@@ -154,6 +154,12 @@ int main(int argc, char **argv) {
                 return 2;
             }
             rc = lts_sim_prog_write_goal(&prog, f);
+            if (rc == LTS_ENOTSUP) {
+                if (f != stdout) fclose(f);
+                fprintf(stderr, PROG ": error: --goal-out: %s releases the ranks by a shared-memory flag, which GOAL "
+                        "has no operation for\n", prog.name);
+                return 2;
+            }
             if ((f != stdout && fclose(f)) || rc) {
                 fprintf(stderr, PROG ": error: --goal-out %s: write failed\n", goal_out);
                 return 2;

@@ -115,7 +115,7 @@ typedef struct list { int32_t head, tail; } list_t;
  * the bit of `lists` says the queue is not empty. */
 enum { L_POSTED = 0, L_UNEXP, L_READY };   /* posted receives after the first; unexpected messages;
                                               matched, unprocessed messages */
-enum { R_RUN = 0, R_WAIT, R_SEND, R_DONE };
+enum { R_RUN = 0, R_WAIT, R_SEND, R_DONE, R_FLAG };
 typedef struct rank {
     int64_t cpu, nic_s, nic_r;   /* when each resource is next free */
     uint64_t rng;                /* the injector's per-rank stream (src/inject/table.h) */
@@ -158,6 +158,8 @@ typedef struct sim {
     int32_t qfree;
     int64_t now;
     int ahead;           /* programs: a rank may run ahead of the clock (see lts_sim_run_prog) */
+    int flag_on;         /* programs: the shared-memory flag was stored, seen from flag_t on */
+    int64_t flag_t;
     int failed;
     uint64_t events, messages, delays;
     int64_t delay_sum;
@@ -743,6 +745,8 @@ static const char *op_name(int kind) {
     case LTS_SIM_IRECV: return "recv";
     case LTS_SIM_WAIT: return "wait";
     case LTS_SIM_CALC: return "calc";
+    case LTS_SIM_FLAG_SET: return "flag store";
+    case LTS_SIM_FLAG_WAIT: return "flag wait";
     default: return "end";
     }
 }
@@ -811,6 +815,22 @@ static int run_rank(sim_t *s, int r, int64_t t) {
             if (R->outstanding) { R->state = R_WAIT; return 0; }
             R->pc++;
             break;
+        case LTS_SIM_FLAG_SET:
+            /* a store: no CPU time, no NIC; every rank spinning on the flag sees it L later (the
+             * set happens once per schedule, so waking them by one scan costs O(P) once) */
+            if (s->flag_on)
+                return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: the flag is stored twice", pg->name, r, R->pc);
+            s->flag_on = 1;
+            s->flag_t = max64(t, R->cpu) + s->o->par.L;
+            for (int q = 0; q < s->P; q++)
+                if (s->r[q].state == R_FLAG && push(s, EV_READY, q, 0, s->flag_t)) return s->failed;
+            R->pc++;
+            break;
+        case LTS_SIM_FLAG_WAIT:
+            if (!s->flag_on) { R->state = R_FLAG; return 0; }
+            t = max64(t, s->flag_t);
+            R->pc++;
+            break;
         default:
             return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: unknown operation %d", pg->name, r, R->pc, op.kind);
         }
@@ -875,6 +895,9 @@ static int prog_deadlock(sim_t *s) {
     for (int r = 0; r < s->P; r++) {
         rank_t *R = &s->r[r];
         if (R->state == R_DONE) continue;
+        if (R->state == R_FLAG)
+            return fail(s, LTS_EINVAL, "deadlock: %s, rank %d, operation %u: flag wait: the flag is never stored",
+                        s->prog->name, r, R->pc);
         if (R->state == R_WAIT && R->ps_on) {
             lts_sim_op_t op;
             s->prog->op(s->prog, r, R->ps_h, &op);

@@ -47,19 +47,43 @@ static void op_linear(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t
     else set(o, LTS_SIM_END, 0, 0, 0);
 }
 
-/* binomial broadcast from rank 0 of p->size bytes (src/algos/bcast.c lts_bcast_binomial):
- * receive from the parent, then send to the children, largest subtree first */
-static void op_binomial_bcast(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
-    int mask = lts_peers_binomial_mask(me, p->P);
+/* binomial broadcast from rank 0 of `size` bytes with tag `tag` (src/algos/bcast.c
+ * lts_bcast_binomial, MPICH's MPIR_Bcast_intra_binomial): receive from the parent, then send to
+ * the children, largest subtree first; the ops of rank me from its pc-th on (pc relative to the
+ * broadcast's first). O(1) per call: the barrier rows released by MPI_Bcast use it too. */
+static void bcast_op(int P, int me, uint32_t pc, int tag, int64_t size, lts_sim_op_t *o) {
+    int mask = lts_peers_binomial_mask(me, P);
     if (me) {
-        if (pc == 0) { set(o, LTS_SIM_IRECV, me - mask, 0, p->size); return; }
+        if (pc == 0) { set(o, LTS_SIM_IRECV, me - mask, tag, size); return; }
         if (pc == 1) { set(o, LTS_SIM_WAIT, 0, 0, 0); return; }
         pc -= 2;
     }
     int m = mask >> 1;
-    while (m > 0 && me + m >= p->P) m >>= 1;   /* the largest child; every smaller one exists */
+    while (m > 0 && me + m >= P) m >>= 1;   /* the largest child; every smaller one exists */
     if (pc >= 31 || (m >> pc) == 0) { set(o, LTS_SIM_END, 0, 0, 0); return; }
-    set(o, LTS_SIM_SEND, me + (m >> pc), 0, p->size);
+    set(o, LTS_SIM_SEND, me + (m >> pc), tag, size);
+}
+
+static void op_binomial_bcast(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
+    bcast_op(p->P, me, pc, 0, p->size, o);
+}
+
+enum { TAG_FOLD_IN = 64, TAG_FOLD_OUT, TAG_BIN_UP, TAG_BIN_DOWN, TAG_TOUR_UP, TAG_TOUR_DOWN, TAG_TREE_UP, TAG_TREE_DOWN,
+       TAG_BCAST, FLAG_RELEASE };
+
+/* linear gather, then MPI_Bcast (src/algos/barrier.c linear-bcast; linear-2net on one machine,
+ * whose MPI_Iprobe polling costs what a receive does here: barrier_sim's poll_s unset) */
+static void op_linear_bcast(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
+    uint32_t P = (uint32_t)p->P;
+    if (me) {
+        if (pc == 0) set(o, LTS_SIM_SEND, 0, 0, 0);
+        else bcast_op(p->P, me, pc - 1, TAG_BCAST, 0, o);
+        return;
+    }
+    if (P == 1) set(o, LTS_SIM_END, 0, 0, 0);
+    else if (pc < P - 1) set(o, LTS_SIM_IRECV, (int)pc + 1, 0, 0);
+    else if (pc == P - 1) set(o, LTS_SIM_WAIT, 0, 0, 0);
+    else bcast_op(p->P, me, pc - P, TAG_BCAST, 0, o);
 }
 
 /* Rows whose operations are simplest written as the C algorithm's loops: the loop runs with an
@@ -69,8 +93,6 @@ static void E(emit_t *e, int kind, int peer, int tag) {
     if (e->n++ == e->want) set(e->out, kind, peer, tag, 0);
 }
 static void E_recv(emit_t *e, int from, int tag) { E(e, LTS_SIM_IRECV, from, tag); E(e, LTS_SIM_WAIT, 0, 0); }
-
-enum { TAG_FOLD_IN = 64, TAG_FOLD_OUT, TAG_BIN_UP, TAG_BIN_DOWN, TAG_TOUR_UP, TAG_TOUR_DOWN, TAG_TREE_UP, TAG_TREE_DOWN };
 
 /* src/algos/barrier.c lts_barrier_pairwise */
 static void emit_pairwise(emit_t *e, int me, int P) {
@@ -116,27 +138,50 @@ static void emit_tournament(emit_t *e, int me, int P) {
         if (me + d < P) E(e, LTS_SIM_SEND, me + d, TAG_TOUR_DOWN);
 }
 
-/* src/algos/barrier.c lts_barrier_tree: k-nomial gather (in phase j, stride s = k^j, a rank
- * v with v % (k s) == 0 receives from v + i s, i = 1..k-1; any other rank sends to v - v % (k s)),
- * then the release down the same tree, the latest phase's children first */
-static void emit_tree(emit_t *e, int me, int P, int k) {
+/* src/algos/barrier.c knomial_gather: in phase j, stride s = k^j, a rank v with v % (k s) == 0
+ * receives from v + i s, i = 1..k-1; any other rank sends to v - v % (k s). Returns the parent
+ * (-1 at the root), *levels the phases in which me received. */
+static int emit_knomial_gather(emit_t *e, int me, int P, int k, int *levels) {
     long s = 1;
-    int parent = -1, nk = 0, levels = 0;
-    for (; s < P; s *= k, levels++) {
+    int parent = -1, nk = 0;
+    *levels = 0;
+    for (; s < P; s *= k, ++*levels) {
         if ((parent = lts_peers_knomial_parent(me, s, k)) >= 0) break;
         for (long i = 1; i < k && me + i * s < P; i++, nk++) E(e, LTS_SIM_IRECV, (int)(me + i * s), TAG_TREE_UP);
     }
     if (nk) E(e, LTS_SIM_WAIT, 0, 0);
-    if (parent >= 0) {
-        E(e, LTS_SIM_SEND, parent, TAG_TREE_UP);
-        E_recv(e, parent, TAG_TREE_DOWN);
-    }
+    if (parent >= 0) E(e, LTS_SIM_SEND, parent, TAG_TREE_UP);
+    return parent;
+}
+
+/* src/algos/barrier.c lts_barrier_tree: the k-nomial gather, then the release down the same
+ * tree, the latest phase's children first */
+static void emit_tree(emit_t *e, int me, int P, int k) {
+    int levels, parent = emit_knomial_gather(e, me, P, k, &levels);
+    if (parent >= 0) E_recv(e, parent, TAG_TREE_DOWN);
     for (int j = levels - 1; j >= 0; j--) {
         long sj = 1;
         for (int q = 0; q < j; q++) sj *= k;
         for (long i = k - 1; i >= 1; i--)
             if (me + i * sj < P) E(e, LTS_SIM_SEND, (int)(me + i * sj), TAG_TREE_DOWN);
     }
+}
+
+/* src/algos/barrier.c tree-bcast (and tree-2net: on one machine both networks are one): the
+ * k-nomial gather, then MPI_Bcast from rank 0 (bcast_op, after the gather's operations) */
+static void op_tree_bcast(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
+    emit_t e = {0, pc, o};
+    int levels;
+    set(o, LTS_SIM_END, 0, 0, 0);
+    emit_knomial_gather(&e, me, p->P, p->k, &levels);
+    if (pc >= e.n) bcast_op(p->P, me, pc - e.n, TAG_BCAST, 0, o);
+}
+
+/* src/algos/barrier.c tree-shm: the k-nomial gather to the node leader (rank 0), which stores
+ * the release flag the others spin on (seen L after the store: barrier_sim's flag_s default) */
+static void emit_tree_shm(emit_t *e, int me, int P, int k) {
+    int levels, parent = emit_knomial_gather(e, me, P, k, &levels);
+    E(e, parent < 0 ? LTS_SIM_FLAG_SET : LTS_SIM_FLAG_WAIT, 0, FLAG_RELEASE);
 }
 
 #define EMITTED(name)                                                                          \
@@ -155,6 +200,12 @@ static void op_tree(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *
     emit_tree(&e, me, p->P, p->k);
 }
 
+static void op_tree_shm(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
+    emit_t e = {0, pc, o};
+    set(o, LTS_SIM_END, 0, 0, 0);
+    emit_tree_shm(&e, me, p->P, p->k);
+}
+
 const lts_sim_algo_t lts_sim_algos[] = {
     {"dissemination", "barrier: ceil(log2 P) rounds, r signals r + 2^j (src/algos/barrier.c)", op_dissemination},
     {"linear", "barrier: central counter at rank 0, release by P - 1 sends", op_linear},
@@ -162,6 +213,12 @@ const lts_sim_algo_t lts_sim_algos[] = {
     {"binomial", "barrier: binomial fan-in to rank 0, then fan-out", op_binomial},
     {"tournament", "barrier: static-winner rounds up, wake-up tree down", op_tournament},
     {"tree", "barrier: k-nomial gather to rank 0 (--k, default 4), release down the same tree", op_tree},
+    {"tree-bcast", "barrier: k-nomial gather to rank 0 (--k), release by MPI_Bcast (binomial)", op_tree_bcast},
+    {"tree-2net", "barrier: tree-bcast's schedule (on one machine the two networks are one)", op_tree_bcast},
+    {"tree-shm", "barrier: k-nomial gather to rank 0 (--k), release by a shared-memory flag (seen L later)",
+     op_tree_shm},
+    {"linear-bcast", "barrier: linear gather at rank 0, release by MPI_Bcast (binomial)", op_linear_bcast},
+    {"linear-2net", "barrier: linear-bcast's schedule (polling costs a receive's o_r)", op_linear_bcast},
     {"binomial-bcast", "broadcast of --size bytes from rank 0, binomial tree (src/algos/bcast.c)", op_binomial_bcast},
 };
 const int lts_sim_nalgos = (int)(sizeof lts_sim_algos / sizeof lts_sim_algos[0]);
@@ -191,6 +248,13 @@ int lts_sim_prog_init(lts_sim_prog_t *p, const char *name, int P, int k, int64_t
 }
 
 int lts_sim_prog_write_goal(const lts_sim_prog_t *p, FILE *f) {
+    for (int r = 0; r < p->P; r++)   /* first, before any text: GOAL has no store (tree-shm's flag) */
+        for (uint32_t pc = 0;; pc++) {
+            lts_sim_op_t op;
+            p->op(p, r, pc, &op);
+            if (op.kind == LTS_SIM_END) break;
+            if (op.kind == LTS_SIM_FLAG_SET || op.kind == LTS_SIM_FLAG_WAIT) return LTS_ENOTSUP;
+        }
     fprintf(f, "// %s, P = %d (generated by latscope-sim, docs/sim.md)\nnum_ranks %d\n", p->name, p->P, p->P);
     for (int r = 0; r < p->P; r++) {
         fprintf(f, "rank %d {\n", r);

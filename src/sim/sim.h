@@ -23,8 +23,11 @@ typedef struct lts_sim_params {
     int64_t S;
 } lts_sim_params_t;
 
-/* One operation of a rank's program (generated schedules): executed in program order. */
-enum { LTS_SIM_END = 0, LTS_SIM_SEND, LTS_SIM_IRECV, LTS_SIM_WAIT, LTS_SIM_CALC };
+/* One operation of a rank's program (generated schedules): executed in program order.
+ * FLAG_SET stores the schedule's one shared-memory flag (no CPU, no NIC, no table delay: not an
+ * MPI call); FLAG_WAIT spins until it is seen, L after the store (barrier_sim's flag_s default,
+ * one cache-line transfer). */
+enum { LTS_SIM_END = 0, LTS_SIM_SEND, LTS_SIM_IRECV, LTS_SIM_WAIT, LTS_SIM_CALC, LTS_SIM_FLAG_SET, LTS_SIM_FLAG_WAIT };
 typedef struct lts_sim_op {
     int kind;
     int peer, tag;
@@ -51,7 +54,8 @@ int lts_sim_prog_init(lts_sim_prog_t *p, const char *name, int P, int k, int64_t
 
 /* Write a generated schedule as GOAL text: each rank's operations in program order; a send or
  * calc requires the operation before it and the receives of every wait before it, a receive is
- * posted (irequires) when the operation before it has started. */
+ * posted (irequires) when the operation before it has started. LTS_ENOTSUP for a schedule with a
+ * shared-memory flag (tree-shm): GOAL has no such operation. */
 int lts_sim_prog_write_goal(const lts_sim_prog_t *p, FILE *f);
 
 /* A GOAL schedule (LogGOPSim/Schedgen text), parsed into arrays (src/sim/goal.c). */

@@ -95,6 +95,35 @@ def test_agrees_with_barrier_sim_on_the_rows_it_generates(g: float) -> None:
             assert close(r.time_s, single_shot_s(prog, P, 2, sp)) or P == 1
 
 
+MSG_ROWS = ["tree-bcast", "tree-2net", "linear-bcast", "linear-2net", "tree-shm"]
+
+
+@pytest.mark.parametrize("g", [0.0, 4.5e-7])
+def test_agrees_with_barrier_sim_on_the_rows_released_by_bcast_or_shared_memory(g: float) -> None:
+    # barrier_sim's defaults: MPI_Bcast as MPICH's binomial point-to-point broadcast
+    # (bcast="p2p"), a shared-memory flag seen L after the store (flag_s unset), polling
+    # costs o_r (poll_s unset); rank by rank, at k = 2 and 3
+    par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=g)
+    sp = SimParams(o_s_s=OS, o_r_s=OR, L_s=L, g_s=g)
+    for name in MSG_ROWS:
+        prog = SIM_ROWS[name]
+        assert prog is not None
+        for k in (2, 3):
+            for P in [1, 2, 3, 5, 8, 13, 64, 100]:
+                r = sim.run(name, par, P=P, k=k)
+                want = [t[0] for t in simulate(prog, P, k, sp)]
+                assert all(close(a, b) or a == b for a, b in zip(r.finish_s, want)), (name, k, P, r.finish_s, want)
+    # the flag release: the leader stores when its gather ends, every other rank leaves L later
+    r = sim.run("tree-shm", par, P=64, k=4)
+    assert close(max(r.finish_s) - r.finish_s[0], L) and r.finish_s[1:] == [max(r.finish_s)] * 63
+
+
+def test_a_flag_schedule_has_no_goal_text() -> None:
+    cp = lsim("--algo", "tree-shm", "--P", "4", "--goal-out", "-")
+    assert cp.returncode == 2 and cp.stdout == ""
+    assert "tree-shm" in cp.stderr and "GOAL" in cp.stderr and len(cp.stderr.splitlines()) == 1
+
+
 @pytest.mark.parametrize("k", [3, 4, 7])
 def test_tree_agrees_with_barrier_sim_at_any_k(k: int) -> None:
     par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=4.5e-7)
@@ -123,8 +152,13 @@ def goal_ops(text: str) -> dict[int, list[tuple[str, int, int]]]:
     return out
 
 
+def expand_bcast(ops: list[tuple[object, ...]], me: int, P: int) -> list[tuple[object, ...]]:
+    """barrier_sim's MPI_Bcast op as its point-to-point schedule (what simulate's expand does)."""
+    return [x for op in ops for x in (_binomial_bcast(me, P, str(op[1])) if op[0] == "bcast" else [op])]
+
+
 @pytest.mark.parametrize("name", ["dissemination", "linear", "pairwise", "binomial", "tournament", "tree",
-                                  "binomial-bcast"])
+                                  "binomial-bcast", "tree-bcast", "tree-2net", "linear-bcast", "linear-2net"])
 def test_generated_schedules_are_barrier_sims_programs(name: str) -> None:
     py = SIM_ROWS.get(name) or (lambda me, P, k: _binomial_bcast(me, P, "b"))
     for P in [1, 2, 3, 5, 6, 8, 13, 64]:
@@ -132,7 +166,7 @@ def test_generated_schedules_are_barrier_sims_programs(name: str) -> None:
         assert cp.returncode == 0, cp.stderr
         got = goal_ops(cp.stdout)
         for me in range(P):
-            want = [op for op in py(me, P, 3) if op[0] in ("send", "irecv")]
+            want = [op for op in expand_bcast(py(me, P, 3), me, P) if op[0] in ("send", "irecv")]
             assert [(k, p) for k, p, _ in got[me]] == [("send" if op[0] == "send" else "recv", op[1]) for op in want]
             # the tags name the same messages: one C tag per Python tag
             pairs = {(t, op[2]) for (_, _, t), op in zip(got[me], want)}
