@@ -14,9 +14,12 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from latscope.run import build_dir, missing
+
+if TYPE_CHECKING:
+    from latscope.sim import LogGOPS
 
 LIB_NAME = "liblatscope_trace.so"
 MAGIC = b"LTSTRACE"
@@ -26,7 +29,11 @@ RECORD_BYTES = 48
 SEND, RECV, ISEND, IRECV, WAIT, NOP, COLL, END = range(1, 9)
 # a communicator's tags are moved to their own range: GOAL has no communicators
 COMM_TAG_STRIDE = 1 << 16
-COLL_NAMES = ("barrier", "bcast", "reduce", "allreduce", "scatter", "gather", "allgather", "alltoall")
+# TR_COLL's tag: the operations of LTS_COLL_OP_LIST (include/latscope/algos.h), then those latscope has
+# no row for (src/trace/trace.c, in that order)
+COLL_NAMES = ("barrier", "bcast", "reduce", "allreduce", "scatter", "gather", "allgather", "alltoall",
+              "allgatherv", "gatherv", "scatterv", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan",
+              "exscan")
 
 
 class TraceError(ValueError):
@@ -106,6 +113,7 @@ class GoalStats:
     recvs: int = 0
     calcs: int = 0
     calls: int = 0
+    approximated: dict[str, int] = field(default_factory=dict)   # collectives replayed as computation: calls
     span_s: list[float] = field(default_factory=list)     # MPI_Init's exit to MPI_Finalize, per rank
     calc_s: list[float] = field(default_factory=list)     # computation between calls, per rank
 
@@ -160,9 +168,14 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int) -> N
                 deps[done] = True
             continue
         elif k == COLL:
-            name = COLL_NAMES[tag[i]] if 0 <= tag[i] < len(COLL_NAMES) else str(tag[i])
-            raise TraceError(f"rank {rt.rank}: MPI_{name.capitalize()} ran as the MPI library's own collective "
-                             f"(an intercommunicator): its messages are not in the trace")
+            # a collective without latscope's row (or on an intercommunicator): its traced time,
+            # as a computation (docs/trace.md "Collectives")
+            name = "MPI_" + (COLL_NAMES[tag[i]] if 0 <= tag[i] < len(COLL_NAMES) else str(tag[i])).capitalize()
+            st.approximated[name] = st.approximated.get(name, 0) + 1
+            took = round((t1[i] - t0[i]) * ns)
+            lab = op(f"calc {took}")
+            deps = {lab: True}
+            continue
         else:
             continue
         if k in (SEND, RECV):
@@ -199,3 +212,44 @@ def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, 
         if tmp.exists():
             tmp.unlink()
     return st
+
+
+def replay_params(params: str | os.PathLike[str]) -> "LogGOPS":
+    """LogGOPS for replaying a trace, from ``latscope fit logp``'s file: its o_s, g, G, and L and
+    o_r such that o_s + L + o_r is h, half the round trip of back-to-back ping-pongs
+    (``rtt_train``, ``source.stream``), the regime of a program's loop (isolated round trips pay
+    cold caches after the driver's synchronisation: docs/trace.md "Parameters"). L = h - o_s -
+    o_r when that is >= 0; otherwise L = 0 and o_r = h - o_s (the fit's o_r is the receive of a
+    message already waiting in the unexpected queue, a copy more than a receive posted in
+    time pays). Without ``rtt_train``: the file as it is."""
+    import dataclasses
+    import json
+
+    from latscope.sim import LogGOPS, SimError
+    par = LogGOPS.load(params)
+    try:
+        stream = json.loads(Path(params).read_text()).get("source", {}).get("stream") or {}
+        rtt = (stream.get("rtt_train_s") or [None])[0]
+    except (OSError, ValueError, AttributeError) as e:
+        raise SimError(f"{params}: cannot read the stream measurements ({e})") from None
+    if not isinstance(rtt, (int, float)) or rtt <= 0:
+        return par
+    h = rtt / 2
+    if h >= par.o_s_s + par.o_r_s:
+        return dataclasses.replace(par, L_s=h - par.o_s_s - par.o_r_s)
+    o_s = min(par.o_s_s, h)
+    return dataclasses.replace(par, L_s=0.0, o_s_s=o_s, o_r_s=h - o_s)
+
+
+def path_iteration_median(summary: dict[str, Any], rank: int, peer: int, tag: int) -> tuple[float | None, int]:
+    """The median time between consecutive completions of ``rank``'s receives from ``peer`` with
+    ``tag`` on a simulation's critical path (``latscope.sim/1`` summary): a loop's iteration as the
+    replay times it, when each iteration ends with that receive (trace-pingpong's rank 0). Returns
+    (median or None, the number of such receives found)."""
+    import statistics
+    ops = (summary.get("critical_path") or {}).get("ops") or []
+    ends = [float(o["end_s"]) for o in ops
+            if o.get("rank") == rank and o.get("op") == "recv" and o.get("peer") == peer and o.get("tag") == tag]
+    if len(ends) < 2:
+        return None, len(ends)
+    return statistics.median(b - a for a, b in zip(ends, ends[1:])), len(ends)

@@ -50,6 +50,10 @@ def _convert(trace_dir: str, goal: str, min_gap_ns: int) -> None:
     print(f"{goal}: {st.ranks} ranks, {st.calls} calls traced -> {st.sends} sends, {st.recvs} receives, "
           f"{st.calcs} computations; traced span {fmt_time(span)} "
           f"(computation {100 * max(st.calc_s) / span if span else 0:.0f} % on the busiest rank)")
+    if st.approximated:
+        calls = ", ".join(f"{n} ({c} calls)" for n, c in sorted(st.approximated.items()))
+        print(f"{PROG}: note: no latscope algorithm for {calls}: each replayed as a computation of the time it took "
+              f"in the traced run (docs/trace.md)", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:

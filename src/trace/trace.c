@@ -136,6 +136,9 @@ static void tr_p2p(uint32_t kind, int peer, int tag, int count, MPI_Datatype dt,
     int same;
     uint32_t id = tr_comm(comm, &same);
     int p = tr_peer(comm, same, peer);
+    /* a message to oneself (an algorithm's local copy) crosses no network: left out, its time
+     * stays in the computation gap, as the copy it is */
+    if (p == tr_rank) return;
     uint64_t b = tr_bytes(count, dt);
     tr_put(kind, p, tag == MPI_ANY_TAG ? -1 : tag, id, b, req, t0, lts_cycles());
 }
@@ -474,4 +477,45 @@ int MPI_Allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_D
 }
 int MPI_Alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm) {
     TR_COLL(LTS_COLL_ALLTOALL, alltoall, (s, sc, st, r, rc, rt, shadow), PMPI_Alltoall(s, sc, st, r, rc, rt, comm));
+}
+
+/* ---- collectives latscope has no row for: their time is recorded (TR_COLL, tag = the number
+ * below, after LTS_COLL_NOPS), and `latscope trace goal` replays each as a computation of that
+ * length (docs/trace.md "Collectives"). The list matches COLL_NAMES in python/latscope/trace.py. */
+enum { TR_ALLGATHERV = LTS_COLL_NOPS, TR_GATHERV, TR_SCATTERV, TR_ALLTOALLV, TR_REDUCE_SCATTER,
+       TR_REDUCE_SCATTER_BLOCK, TR_SCAN, TR_EXSCAN };
+#define TR_OTHER(id, call)                                                                      \
+    do {                                                                                        \
+        uint64_t t0_ = lts_cycles();                                                            \
+        int rc_ = call;                                                                         \
+        if (tr_on && !tr_inside) tr_put(TR_COLL, -1, id, 0, 0, 0, t0_, lts_cycles());          \
+        return rc_;                                                                             \
+    } while (0)
+int MPI_Allgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int dis[], MPI_Datatype rt,
+                   MPI_Comm comm) {
+    TR_OTHER(TR_ALLGATHERV, PMPI_Allgatherv(s, sc, st, r, rc, dis, rt, comm));
+}
+int MPI_Gatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int dis[], MPI_Datatype rt,
+                int root, MPI_Comm comm) {
+    TR_OTHER(TR_GATHERV, PMPI_Gatherv(s, sc, st, r, rc, dis, rt, root, comm));
+}
+int MPI_Scatterv(const void *s, const int sc[], const int dis[], MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                 int root, MPI_Comm comm) {
+    TR_OTHER(TR_SCATTERV, PMPI_Scatterv(s, sc, dis, st, r, rc, rt, root, comm));
+}
+int MPI_Alltoallv(const void *s, const int sc[], const int sd[], MPI_Datatype st, void *r, const int rc[],
+                  const int rd[], MPI_Datatype rt, MPI_Comm comm) {
+    TR_OTHER(TR_ALLTOALLV, PMPI_Alltoallv(s, sc, sd, st, r, rc, rd, rt, comm));
+}
+int MPI_Reduce_scatter(const void *s, void *r, const int rc[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    TR_OTHER(TR_REDUCE_SCATTER, PMPI_Reduce_scatter(s, r, rc, dt, op, comm));
+}
+int MPI_Reduce_scatter_block(const void *s, void *r, int rc, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    TR_OTHER(TR_REDUCE_SCATTER_BLOCK, PMPI_Reduce_scatter_block(s, r, rc, dt, op, comm));
+}
+int MPI_Scan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    TR_OTHER(TR_SCAN, PMPI_Scan(s, r, count, dt, op, comm));
+}
+int MPI_Exscan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    TR_OTHER(TR_EXSCAN, PMPI_Exscan(s, r, count, dt, op, comm));
 }

@@ -3,7 +3,9 @@
  * with WORK_NS of computation on each side per round trip; mode "blocking" uses MPI_Send/Recv,
  * "nonblocking" MPI_Irecv/Isend/Waitall (both sides post the receive first), "allreduce" adds an
  * MPI_Allreduce of one double per round trip on every rank. Other ranks only join the
- * collectives. Rank 0 prints one JSON line: the loop's time between two barriers (seconds).
+ * collectives. Rank 0 prints one JSON line: the loop's time between two barriers (seconds), and
+ * the median time of an iteration on its clock (from one iteration's end to the next's; a shared
+ * machine's stalls, which a replay cannot know, move a median little).
  *
  *   trace-pingpong [ITERS [SIZE [WORK_NS [blocking|nonblocking|allreduce]]]]
  *
@@ -13,6 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 static double now(void) {
     struct timespec t;
@@ -49,8 +56,10 @@ int main(int argc, char **argv) {
     char *sb = calloc((size_t)bytes + 1, 1), *rb = calloc((size_t)bytes + 1, 1);
     int peer = rank == 0 ? 1 : 0, active = size >= 2 && rank < 2;
     double w = work_ns * 1e-9, x = 1, y = 0;
+    double *ends = calloc((size_t)iters + 1, sizeof *ends);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
+    ends[0] = t0;
     for (long i = 0; i < iters; i++) {
         if (active && nb) {
             MPI_Request r[2];
@@ -70,12 +79,18 @@ int main(int argc, char **argv) {
             MPI_Send(sb, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         }
         if (ar) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        ends[i + 1] = MPI_Wtime();
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double t = MPI_Wtime() - t0;
+    for (long i = 0; i < iters; i++) ends[i] = ends[i + 1] - ends[i];
+    qsort(ends, (size_t)iters, sizeof *ends, cmp);
+    double med = iters % 2 ? ends[iters / 2] : 0.5 * (ends[iters / 2 - 1] + ends[iters / 2]);
     if (rank == 0)
         printf("{\"program\": \"trace-pingpong\", \"mode\": \"%s\", \"ranks\": %d, \"iters\": %ld, \"bytes\": %ld, "
-               "\"work_ns\": %ld, \"loop_s\": %.9g}\n", mode, size, iters, bytes, work_ns, t);
+               "\"work_ns\": %ld, \"loop_s\": %.9g, \"iter_median_s\": %.9g}\n", mode, size, iters, bytes, work_ns,
+               t, med);
+    free(ends);
     free(sb);
     free(rb);
     MPI_Finalize();

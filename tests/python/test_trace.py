@@ -1,0 +1,185 @@
+"""`latscope trace` (docs/trace.md): real runs at np 2 under liblatscope_trace.so, their GOAL
+schedules, and the replay by latscope-sim. Real MPI, real processes.
+
+The replay bound. A ping-pong with 20 us of computation on each side per round trip (the
+program spins on the clock) is traced and replayed with fixed LogGP parameters (conftest's, one
+hop about 1 us). Compared: the median iteration the program measured (rank 0, one iteration's
+end to the next) and the median iteration of the replay (rank 0's receives on the critical
+path). Medians, because a shared machine stalls some iterations in ways a replay cannot know (a
+rank descheduled inside MPI_Recv: seen here, 2-9 ms stalls at load 3.7 on 2 cores, which doubled
+the loop's total), and stalls of a few iterations do not move a median. A preempted spin is in
+the traced gap, so it is replayed too. The parameters decide only the communication, about 2 hops
+of a 45 us iteration: a hop off by 1.5 us moves the ratio by under 7 %. Bound: 0.85..1.15, the
+median of three launches. Lost dependencies would put it near 0.5 (both ranks computing at
+once), a wrong clock unit off by orders of magnitude."""
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import TIMEOUT, clean_stale_shm, write_params
+from latscope.run import launch, program
+from latscope.trace import COMM_TAG_STRIDE, path_iteration_median, read_dir
+
+ITERS = 300
+WORK_NS = 20000
+
+
+def latscope(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "latscope.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def trace(d: Path, *prog_args: str) -> subprocess.CompletedProcess[str]:
+    ln = launch(2)
+    cp = subprocess.run([sys.executable, "-m", "latscope.cli", "trace", "run", "-o", str(d), "--", *ln.prefix,
+                         str(program("trace-pingpong")), *prog_args], env=ln.env, capture_output=True, text=True,
+                        timeout=TIMEOUT)
+    assert cp.returncode == 0, cp.stderr
+    return cp
+
+
+def goal_ops(goal: Path) -> dict[int, list[str]]:
+    """The lines of each rank's block."""
+    out: dict[int, list[str]] = {}
+    cur = None
+    for line in goal.read_text().splitlines():
+        if line.startswith("rank "):
+            cur = int(line.split()[1])
+            out[cur] = []
+        elif line == "}":
+            cur = None
+        elif cur is not None:
+            out[cur].append(line)
+    return out
+
+
+def sim_json(goal: Path, params: Path) -> dict:
+    cp = latscope("sim", str(goal), "--params", str(params), "--json")
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout)
+
+
+@pytest.fixture(scope="module")
+def blocking(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, float]]:
+    """Three traced launches of the computation-heavy ping-pong: (trace dir, its median iteration)."""
+    out = []
+    for i in range(3):
+        d = tmp_path_factory.mktemp(f"tb{i}")
+        cp = trace(d, str(ITERS), "8", str(WORK_NS), "blocking")
+        out.append((d, json.loads(cp.stdout.splitlines()[0])["iter_median_s"]))
+    clean_stale_shm()
+    return out
+
+
+def test_pingpong_to_goal(blocking: list[tuple[Path, float]]) -> None:
+    d, _ = blocking[0]
+    goal = d / "trace.goal"
+    ops = goal_ops(goal)
+    assert goal.read_text().splitlines()[1] == "num_ranks 2"
+    for r, peer in ((0, 1), (1, 0)):
+        sends = [x for x in ops[r] if f"send 8b to {peer} tag 1" in x]
+        recvs = [x for x in ops[r] if f"recv 8b from {peer} tag 1" in x]
+        assert len(sends) == len(recvs) == ITERS, (r, len(sends), len(recvs))
+        # the barriers' messages: latscope's dissemination row, on the duplicate's tag range
+        coll = [x for x in ops[r] if ": send" in x and int(x.split()[-1]) >= COMM_TAG_STRIDE]
+        assert len(coll) == 2, coll
+    # the spin before each send is a computation gap on the rank's own clock: its median is the
+    # 20 us asked for (a preempted spin only lengthens some)
+    for r in (0, 1):
+        calcs = [int(x.split()[-1]) for x in ops[r] if ": calc " in x]
+        big = [c for c in calcs if c >= WORK_NS * 0.9]
+        assert ITERS <= len(big) <= ITERS + 2, (r, len(big))   # + the start-up before the first barrier
+        assert WORK_NS <= statistics.median(big) < WORK_NS * 1.1, statistics.median(big)
+    # a send depends on the computation before it
+    assert any(" requires " in x for x in ops[0])
+    rt = read_dir(d)
+    assert [t.rank for t in rt] == [0, 1] and all(t.finished for t in rt)
+
+
+def test_replay_within_bound(blocking: list[tuple[Path, float]], tmp_path: Path) -> None:
+    params = write_params(tmp_path / "params.json")
+    ratios = []
+    for d, measured in blocking:
+        s = sim_json(d / "trace.goal", params)
+        assert s["P"] == 2 and s["messages"] == 2 * ITERS + 4, s["messages"]   # + two 2-rank barriers
+        # every operation of a ping-pong is on the critical path: rank 0's receives end its iterations
+        replayed, n = path_iteration_median(s, 0, 1, 1)
+        assert n == ITERS and replayed is not None, n
+        ratios.append(replayed / measured)
+    assert 0.85 <= statistics.median(ratios) <= 1.15, ratios
+
+
+def test_nonblocking_mapped(tmp_path: Path) -> None:
+    d = tmp_path / "tn"
+    trace(d, "100", "8", "0", "nonblocking")
+    clean_stale_shm()
+    ops = goal_ops(d / "trace.goal")
+    labels = {x.split(":")[0]: x.split(": ", 1)[1] for x in ops[0] if ": " in x}
+    deps = [x.split() for x in ops[0] if " requires " in x or " irequires " in x]
+    # MPI_Irecv, MPI_Isend: what follows each starts once it has started (irequires), and what
+    # follows MPI_Waitall requires both (requires)
+    irq = [b for a, kind, b in deps if kind == "irequires"]
+    assert sum(labels[b].startswith("recv 8b from 1 tag 1") for b in irq) == 100, irq[:5]
+    assert sum(labels[b].startswith("send 8b to 1 tag 1") for b in irq) == 100, irq[:5]
+    req_recv = {a for a, kind, b in deps if kind == "requires" and labels[b].startswith("recv 8b from 1 tag 1")}
+    req_send = {a for a, kind, b in deps if kind == "requires" and labels[b].startswith("send 8b to 1 tag 1")}
+    assert len(req_recv & req_send) >= 99, len(req_recv & req_send)
+    s = sim_json(d / "trace.goal", write_params(tmp_path / "p.json"))
+    assert s["messages"] == 2 * 100 + 4
+
+
+def test_collectives_as_rows(tmp_path: Path) -> None:
+    """MPI_Allreduce runs as latscope's reduce-bcast row: its messages are in the trace (on the
+    duplicate's tag range), a rank's copy to itself is not (it is computation)."""
+    d = tmp_path / "ta"
+    trace(d, "20", "8", "0", "allreduce")
+    clean_stale_shm()
+    ops = goal_ops(d / "trace.goal")
+    for r in (0, 1):
+        coll = [x for x in ops[r] if (": send" in x or ": recv" in x) and int(x.split()[-1]) >= COMM_TAG_STRIDE]
+        assert len(coll) == 2 * 20 + 4, len(coll)      # a reduce and a bcast message per call, + barriers
+        assert not any(f"to {r} tag" in x or f"from {r} tag" in x for x in ops[r])
+    assert sim_json(d / "trace.goal", write_params(tmp_path / "p.json"))["messages"] == 2 * 20 + 2 * 20 + 4
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["trace", "run"], "no command"),
+    (["trace", "run", "--"], "no command"),
+    (["trace", "run", "--bogus", "--", "true"], "--bogus"),
+    (["trace", "run", "-o", "/proc/latscope-no", "--", "true"], "/proc/latscope-no"),
+    (["trace", "run", "--np", "0", "--", "true"], "--np 0"),
+    (["trace", "goal", "/nonexistent-trace-dir", "-o", "x.goal"], "/nonexistent-trace-dir"),
+    (["trace", "goal", ".", "-o", "x.goal", "--min-gap", "-1"], "--min-gap -1"),
+])
+def test_bad_input(args: list[str], needle: str) -> None:
+    cp = latscope(*args)
+    assert cp.returncode == 2, (args, cp.returncode, cp.stderr)
+    assert needle in cp.stderr and cp.stderr.count("error:") == 1, cp.stderr
+    assert "Traceback" not in cp.stderr
+
+
+def test_bad_trace_files(tmp_path: Path) -> None:
+    (tmp_path / "trace.0.bin").write_bytes(b"LTSTRACE" + b"\0" * 20)
+    cp = latscope("trace", "goal", str(tmp_path), "-o", str(tmp_path / "x.goal"))
+    assert cp.returncode == 2 and "trace.0.bin" in cp.stderr, cp.stderr
+    (tmp_path / "trace.0.bin").write_bytes(b"not a trace")
+    cp = latscope("trace", "goal", str(tmp_path), "-o", str(tmp_path / "x.goal"))
+    assert cp.returncode == 2 and "not a latscope trace" in cp.stderr, cp.stderr
+
+
+def test_unwritable_dir_in_the_library(tmp_path: Path) -> None:
+    """The library itself: a directory a rank cannot write -> one line, exit 2 on every rank."""
+    ln = launch(2)
+    env = dict(ln.env, LD_PRELOAD=str(program("latscope-sim").parent.parent / "lib" / "liblatscope_trace.so"),
+               LATSCOPE_TRACE_DIR="/nonexistent-trace-dir")
+    cp = subprocess.run(ln.prefix + [str(program("trace-pingpong")), "10"], env=env, capture_output=True, text=True,
+                        timeout=TIMEOUT)
+    clean_stale_shm()
+    assert cp.returncode == 2, (cp.returncode, cp.stderr)
+    assert cp.stderr.count("latscope-trace: error:") == 1 and "/nonexistent-trace-dir" in cp.stderr, cp.stderr
