@@ -367,3 +367,54 @@ def test_os_noise_takes_exactly_the_detours_a_computation_crosses(tmp_path: Path
     a = sim.run("dissemination", par, P=500, seed=3, noise=(10e-6, 1e-6))
     assert a.time_ps > sim.run("dissemination", par, P=500).time_ps
     assert a.finish_ps == sim.run("dissemination", par, P=500, seed=3, noise=(10e-6, 1e-6)).finish_ps
+
+
+# ---- sim-sweep results and the report section ------------------------------------------------
+
+def test_sweep_writes_results_the_report_draws_alone_and_mixed(tmp_path: Path, table: Path) -> None:
+    import re
+
+    from latscope import cli
+    from latscope.results import load
+    goal = tmp_path / "d16.goal"
+    assert lsim("--algo", "dissemination", "--P", "16", "--goal-out", str(goal)).returncode == 0
+    out = tmp_path / "sim.jsonl"
+    cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim-sweep", "--algos", "dissemination,tree-shm",
+                         "--P", "2..2^6,100", "--L", f"{L}s", "--os", f"{OS}s", "--or", f"{OR}s", "--table", str(table),
+                         "--goal", str(goal), "-o", str(out)], capture_output=True, text=True, timeout=TIMEOUT)
+    assert cp.returncode == 0, cp.stderr
+    recs = [json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} in JSON")) for line in out.open()]
+    pts = [r for r in recs[1:] if r["type"] == "point"]
+    assert recs[0]["type"] == "meta" and recs[0]["bench"] == "sim"
+    assert len(pts) == 2 * 7 * 2 + 2    # (algorithm, P) and the GOAL file, each without and with the table
+    par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=0.0)
+    for r in pts:
+        assert r["n"] == r["ranks"] and r["min_s"] <= r["median_s"] <= r["max_s"] == r["time_s"]
+        assert sum(r["histogram"]["counts"]) == r["ranks"]
+        if r["op"] == "dissemination" and not r["variation"]:
+            assert close(r["time_s"], barrier_time_s(par, r["ranks"], "dissemination"))
+        if r["op"] == "dissemination" and r["variation"]:   # the table only adds delay
+            base = next(q for q in pts if q["op"] == "dissemination" and q["ranks"] == r["ranks"] and not q["variation"])
+            assert r["time_s"] > base["time_s"] and r["delays"] == r["messages"] > 0
+    cps = [r["critical_path"] for r in pts if r["op"] == "d16.goal"]
+    assert all(c and c["length"] >= 4 and c["ops"][-1]["end_s"] > 0 for c in cps)
+    res = load(out)
+    assert (res.points["bench"] == "sim").all()
+    p2p = Path(__file__).parents[1] / "golden" / "results_p2p_v3.jsonl"
+    for files in ([out], [out, p2p]):
+        html_out = tmp_path / "r.html"
+        assert cli.main(["report", *map(str, files), "-o", str(html_out)]) == 0
+        text = html_out.read_text()
+        secs = re.findall(r"<h2>([^<]*)</h2>", text)
+        assert "could not be drawn" not in text
+        assert {"Simulation: time vs P", "Simulation: finish times and critical path", "All points"} <= set(secs)
+        assert ("Point-to-point latency" in secs) == (p2p in files)
+        assert "Critical paths" in text
+
+
+def test_sweep_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
+    for args, needle in ((["--P", "5..3"], "empty"), (["--P", "2^31"], "1..2^30"), (["--algos", "nope"], "valid:"),
+                         (["--goal", str(tmp_path / "none.goal")], "no such file")):
+        cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim-sweep", "--L", "1us", *args, "-o",
+                             str(tmp_path / "x.jsonl")], capture_output=True, text=True, timeout=TIMEOUT)
+        assert cp.returncode == 2 and needle in cp.stderr and len(cp.stderr.splitlines()) == 1, (args, cp.stderr)
