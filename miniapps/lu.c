@@ -380,7 +380,7 @@ static void lu_gather(lu_dom *D, double *out, double *buf, int *counts, int *dis
 
 /* ref_sum: lu_fingerprint of the final u after the class's iterations, from a serial run (np 1)
  * of this program; any decomposition gathers the same bits.
- * Each sweep is a pipeline of nz planes. At np 2 here: S 0.02 s, W 0.3 s, A 1.2-2 s. */
+ * Each sweep is a pipeline of nz planes. At np 2 here (a 2 x 2 block grid): S 0.05-0.13 s, W 0.46 s. */
 typedef struct {
     const char *name;
     int nx, ny, nz, iters;

@@ -132,7 +132,8 @@ def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, A
     ln = launch(cell.np)
     prog = cell.app.program if "/" in cell.app.program else str(program(cell.app.program))
     app_cmd = [prog, *cell.app.args]
-    log_dir = out_dir / "logs" / f"{cell.app.name}.{cell.table.name}.np{cell.np}.r{cell.rep}.a{attempt}"
+    nth = f".l{cell.launch}" if cell.launch else ""
+    log_dir = out_dir / "logs" / f"{cell.app.name}.{cell.table.name}.np{cell.np}.r{cell.rep}{nth}.a{attempt}"
     log_dir.mkdir(parents=True, exist_ok=True)
     for old in log_dir.glob("inject.*.json"):
         old.unlink()
@@ -153,9 +154,9 @@ def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, A
             del env["LD_PRELOAD"]
     cmd = ln.prefix + app_cmd
     o = execute(cmd, env, cell.app.timeout_s)
-    return {"type": "run", "cell": cell.key, "app": cell.app.name, "table": cell.table.name,
+    return {"type": "run", "cell": cell.cell_key, "app": cell.app.name, "table": cell.table.name,
             "table_distribution": cell.table.distribution, "table_mean_s": cell.table.mean_s,
-            "table_sd_s": cell.table.sd_s, "np": cell.np, "rep": cell.rep, "attempt": attempt,
+            "table_sd_s": cell.table.sd_s, "np": cell.np, "rep": cell.rep, "launch": cell.launch, "attempt": attempt,
             "seed": seed, "status": o.status, "exit_status": o.exit_status, "runtime_s": o.runtime_s,
             "verification": o.verification, "wall_s": o.wall_s,
             "inject": inject_summary(log_dir) if cell.table.path is not None else None,
@@ -210,12 +211,18 @@ def read_runs(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     return meta, runs
 
 
+def run_key(rec: dict[str, Any]) -> str:
+    """A record's Cell.key: its cell, and which launch of it (records before `launches` have none: 0)."""
+    launch = int(rec.get("launch") or 0)
+    return str(rec.get("cell")) + (f"|l{launch}" if launch else "")
+
+
 def finished(runs: list[dict[str, Any]]) -> tuple[set[str], dict[str, int]]:
-    """(cells done: one ok run or ATTEMPTS failed ones, attempts so far per cell)."""
+    """(launches done, by Cell.key: one ok run or ATTEMPTS failed ones; attempts so far per key)."""
     tries: dict[str, int] = {}
     done: set[str] = set()
     for r in runs:
-        k = str(r.get("cell"))
+        k = run_key(r)
         tries[k] = tries.get(k, 0) + 1
         if r.get("status") == "ok" or tries[k] >= ATTEMPTS:
             done.add(k)
@@ -241,7 +248,7 @@ def _meta(plan: Plan) -> dict[str, Any]:
 
     return {"type": "meta", "schema": SCHEMA, "tool": "latscope", "version": __version__,
             "plan": str(plan.path.resolve()), "plan_digest": plan.digest, "plan_text": plan.text,
-            "seed": plan.seed, "repetitions": plan.repetitions, "calls": plan.calls, "coll": plan.coll,
+            "seed": plan.seed, "repetitions": plan.repetitions, "launches": plan.launches, "calls": plan.calls, "coll": plan.coll,
             "tables": [{"name": t.name, "path": None if t.path is None else str(t.path),
                         "distribution": t.distribution, "mean_s": t.mean_s, "sd_s": t.sd_s} for t in plan.tables],
             "apps": [{"name": a.name, "program": a.program, "args": list(a.args), "np": list(a.nps),
@@ -306,7 +313,8 @@ def run(args: argparse.Namespace) -> int:
                 rt = rec["runtime_s"]
                 what = f"{rt:.3f} s" if rt is not None else "-"
                 again = "; retried at the end" if cell.key not in done else ""
-                print(f"[{i}/{len(queue)}] {cell.app.name} {cell.table.name} np={cell.np} rep={cell.rep}"
+                lpart = f" launch={cell.launch}" if plan.launches > 1 else ""
+                print(f"[{i}/{len(queue)}] {cell.app.name} {cell.table.name} np={cell.np} rep={cell.rep}{lpart}"
                       f"{' (retry)' if attempt > 1 else ''}: {rec['status']} {what}{again}; "
                       f"elapsed {_fmt_eta(el)}, ETA {_fmt_eta(eta)}", file=sys.stderr)
                 if rec["status"] == "ok":

@@ -15,7 +15,7 @@ from latscope.study import StudyError
 # The applications are the mini-apps of latscope.miniapps.REGISTRY (docs/miniapps.md), each
 # printing one line `latscope-miniapp app=... runtime_s=... verification=passed|failed ...`.
 NO_TABLE = "none"        # a table entry with this value runs the application without the injector
-TOP_KEYS = {"repetitions", "seed", "np", "timeout_s", "calls", "coll", "tables", "apps"}
+TOP_KEYS = {"repetitions", "launches", "seed", "np", "timeout_s", "calls", "coll", "tables", "apps"}
 COLL_MODES = ("calls", "messages")    # LATSCOPE_INJECT_COLL (docs/delay-table.md, "Per call or per message")
 APP_KEYS = {"args", "np", "program", "timeout_s"}
 MAX_NP = 1024
@@ -41,16 +41,23 @@ class App:
 
 @dataclass(frozen=True)
 class Cell:
-    """One run of the matrix: (app, table, np, repetition). Its key identifies it across resumes."""
+    """One run of the matrix: (app, table, np, repetition) and, with `launches` > 1, which of the
+    cell's launches. Its key identifies it across resumes (launch 0's key is the cell's: a plan
+    without `launches` keeps the keys it always had)."""
 
     app: App
     table: Table
     np: int
     rep: int
+    launch: int = 0
+
+    @property
+    def cell_key(self) -> str:
+        return f"{self.app.name}|{self.table.name}|{self.np}|{self.rep}"
 
     @property
     def key(self) -> str:
-        return f"{self.app.name}|{self.table.name}|{self.np}|{self.rep}"
+        return self.cell_key + (f"|l{self.launch}" if self.launch else "")
 
 
 @dataclass
@@ -63,20 +70,31 @@ class Plan:
     coll: str
     tables: list[Table]
     apps: list[App]
+    launches: int = 1
     digest: str = field(default="")
 
     def blocks(self) -> list[list[Cell]]:
         """One block per repetition, holding every (app, table, np) once, in an order shuffled by
         the plan's seed and the block number (a randomised complete block design: a slow drift of
         a shared machine falls on every table alike instead of on the tables run last). The order
-        is a function of the plan alone, so a resumed study runs the same sequence."""
+        is a function of the plan alone, so a resumed study runs the same sequence.
+
+        With `launches` L > 1 a block runs its cells L times, each pass in its own shuffled order:
+        a cell's launches lie a whole pass apart, so a burst of another tenant's work that slows
+        one of them is unlikely to slow all (the analysis keeps each cell's minimum,
+        docs/study.md "Repeated launches")."""
         import numpy as np
 
         out = []
         for rep in range(self.repetitions):
-            cells = [Cell(a, t, n, rep) for a in self.apps for t in self.tables for n in a.nps]
-            order = np.random.default_rng([self.seed, rep]).permutation(len(cells))
-            out.append([cells[int(i)] for i in order])
+            block: list[Cell] = []
+            for launch in range(self.launches):
+                cells = [Cell(a, t, n, rep, launch) for a in self.apps for t in self.tables for n in a.nps]
+                # pass 0 keeps the order a plan without `launches` always had
+                key = [self.seed, rep] if launch == 0 else [self.seed, rep, launch]
+                order = np.random.default_rng(key).permutation(len(cells))
+                block += [cells[int(i)] for i in order]
+            out.append(block)
         return out
 
     def injector_seed(self, cell: Cell) -> int:
@@ -234,6 +252,7 @@ def parse_plan(path: Path) -> Plan:
     ck = _Checker(path, text)
     ck.unknown(doc, TOP_KEYS, None)
     reps = ck.integer(doc, "repetitions", None, 1, None)
+    launches = ck.integer(doc, "launches", None, 1, 1)
     seed = ck.integer(doc, "seed", None, 0, 1)
     timeout = ck.number(doc, "timeout_s", None, 300.0)
     default_np = ck.nps(doc, None, [2])
@@ -253,6 +272,6 @@ def parse_plan(path: Path) -> Plan:
     if not isinstance(adoc, dict) or not adoc:
         raise ck.fail(None, None, "at least one [apps.NAME] section is required (e.g. [apps.cg])")
     apps = [_app(ck, k, v, default_np, timeout) for k, v in adoc.items()]
-    plan = Plan(path, text, reps, seed, calls, str(coll), tables, apps)
+    plan = Plan(path, text, reps, seed, calls, str(coll), tables, apps, launches)
     plan.digest = f"{zlib.crc32(text.encode()):08x}"
     return plan
