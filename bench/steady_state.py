@@ -30,8 +30,9 @@ def main() -> int:
     ap.add_argument("--osu-iters", type=int, default=10000)
     ap.add_argument("--target", type=float, default=0.03)
     ap.add_argument("--reps-ratio", type=float, default=0.1)
+    ap.add_argument("--pin", action="store_true", help="each rank bound to a core of its own (latscope.run.launch)")
     a = ap.parse_args()
-    ln = launch(2)
+    ln = launch(2, pin=a.pin)
     rows: dict[int, list[dict]] = {}
     for r in range(a.rounds):
         cp = subprocess.run(ln.prefix + [str(program("steady-state")), a.sizes, str(a.alternations), str(a.osu_iters)],
