@@ -30,6 +30,7 @@ EXPECT = {
     "logp": ["LogP / LogGP / PLogP parameters", "All points"],
     "one": ["Point-to-point latency", "All points"],
     "empty": ["All points"],
+    "sim": ["Simulation: time vs P", "Simulation: finish times and critical path", "All points"],
 }
 
 
@@ -45,6 +46,10 @@ def files(tmp_path_factory, monkeypatch_module) -> dict[str, Path]:
     # metadata and no point: what a run stopped before its first point leaves
     out["empty"] = d / "empty.jsonl"
     out["empty"].write_text(out["one"].read_text().splitlines()[0] + "\n")
+    # LogGOPS simulations (docs/sim.md): a results file of "sim" records, no MPI
+    out["sim"] = d / "sim.jsonl"
+    assert cli.main(["sim-sweep", "--algos", "dissemination,binomial", "--P", "2..2^8", "--L", "1us", "--o", "0.2us",
+                     "-o", str(out["sim"])]) == 0
     return out
 
 
