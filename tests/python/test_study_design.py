@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +15,7 @@ from scipy import stats
 
 from latscope.study.analyze import analyze_group, analyze_runs, block_relative, cell_minima
 from latscope.study.plan import parse_plan
-
-REPO = Path(__file__).resolve().parents[2]
-LATSCOPE = [sys.executable, "-m", "latscope.cli"]
-
-
-def _table(d: Path, name: str, *args: str) -> Path:
-    subprocess.run([*LATSCOPE, "tables", "make", *args, "-o", str(d / name)], check=True, capture_output=True)
-    return d / name
+from test_study_run import LATSCOPE, REPO, _table
 
 
 @pytest.fixture(scope="module")

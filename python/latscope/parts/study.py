@@ -196,7 +196,9 @@ def section_study(inp: Any) -> str | None:
             continue
         out.append(f"<p>{html.escape(str(p))}: runs of {html.escape(str(doc.get('runs_file')))} "
                    f"(latscope study analyze). Table 4 of seed 004: Pearson's r of runtime with the table's "
-                   f"mean and with its sd over every verified run, p-values of each r, the seed's Fisher z "
+                   f"mean and with its sd over every verified cell (a cell's runtime: the minimum over its "
+                   f"launches; relative to its repetition block's mean where the study has complete blocks, "
+                   f"as each finding line says), p-values of each r, the seed's Fisher z "
                    f"(one-sided, independent-sample error), Williams' t and Steiger's Z (two-sided, for "
                    f"correlations sharing the runtime), Spearman's rank correlation with the sd (not in the seed: robust to the few runs a shared machine slows down), tables whose runtimes a KS test rejects as normal, "
                    f"and the smallest Mann-Whitney p between a zero-variance and a lognormal table of equal "
