@@ -71,9 +71,29 @@ static void json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-static int cmp64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+/* The k-th smallest of v[0..n) (v reordered): Hoare's quickselect, median-of-three pivot; equal
+ * values stop both scans, so a lock-step run (every finish time equal) splits evenly. O(n): a
+ * qsort of 2^20 finish times was 4 % of a simulation's run. */
+static int64_t select_k(int64_t *v, size_t n, size_t k) {
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t a = v[lo], b = v[mid], c = v[hi];
+        int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        for (;;) {
+            while (v[i] < piv) i++;
+            while (v[j] > piv) j--;
+            if (i >= j) break;
+            int64_t t = v[i];
+            v[i++] = v[j];
+            v[j--] = t;
+        }
+        /* v[lo..j] <= piv <= v[j+1..hi] */
+        if (k <= j) hi = j;
+        else lo = j + 1;
+    }
+    return v[k];
 }
 
 static double sec(int64_t ps) { return (double)ps / 1e12; }
@@ -207,8 +227,12 @@ int main(int argc, char **argv) {
     int64_t *s = malloc((size_t)res.P * sizeof *s);
     if (!s) { fprintf(stderr, PROG ": error: out of memory\n"); return 1; }
     memcpy(s, res.finish, (size_t)res.P * sizeof *s);
-    qsort(s, (size_t)res.P, sizeof *s, cmp64);
-    int64_t lo = s[0], hi = s[res.P - 1], med = s[(res.P - 1) / 2];
+    int64_t lo = s[0], hi = s[0];
+    for (int r = 1; r < res.P; r++) {
+        if (s[r] < lo) lo = s[r];
+        if (s[r] > hi) hi = s[r];
+    }
+    int64_t med = select_k(s, (size_t)res.P, (size_t)(res.P - 1) / 2);
     long long *cnt = calloc((size_t)bins, sizeof *cnt);
     if (!cnt) { fprintf(stderr, PROG ": error: out of memory\n"); return 1; }
     for (int r = 0; r < res.P; r++) {
