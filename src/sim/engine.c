@@ -147,9 +147,9 @@ typedef struct sim {
     size_t head;         /* FIFO mode: the current bucket's next event */
     int cur_sorted;      /* the current bucket is sorted (ord), else a FIFO of one time, cur_t */
     int64_t cur_t;
-    uint64_t *ord, *ord_buf;   /* sorted bucket: keys (ord_buf: 2 ord_cap, the radix sort's two halves) */
-    size_t ord_cap, oh, on;    /* next key, keys */
-    uint64_t omask;      /* a key's index bits */
+    uint64_t *ord_buf;   /* sorting a bucket: its keys (the radix sort's two halves) */
+    size_t ord_cap;
+    evvec_t alt;         /* sorting a bucket: its events in order, then swapped with curv */
     evvec_t side;        /* events scheduled into the sorted current bucket: a 4-ary heap */
     size_t ring_n;       /* events in the wheel's other buckets */
     size_t hn, hpeak;    /* events queued, at most */
@@ -273,10 +273,11 @@ static int ev_cmp(const void *a, const void *b) {
     return ev_less(a, b) ? -1 : ev_less(b, a) ? 1 : 0;
 }
 
-/* Sort bucket b (the current one) into s->ord: keys (t mod W, type, rank, index), radix-sorted
- * 8 bits at a time over the digits where they differ (stable: equal keys stay in index order),
- * then each run of equal (t, type, rank) ordered by the rest of the payload: (t, payload)
- * order. A bucket too large for the key's index bits is sorted by qsort instead. */
+/* Sort bucket b (the current one) in (t, payload) order: keys (t mod W, type, rank, index),
+ * radix-sorted 8 bits at a time over the digits where they differ (stable: equal keys stay in
+ * index order), each run of equal (t, type, rank) then ordered by the rest of the payload, and
+ * the events moved to their places (consumed in memory order, the next ranks read ahead from
+ * them). A bucket too large for the key's index bits is sorted by qsort instead. */
 static int sort_bucket(sim_t *s, evvec_t *b) {
     size_t n = b->n;
     if (2 * n > s->ord_cap) {
@@ -287,18 +288,22 @@ static int sort_bucket(sim_t *s, evvec_t *b) {
         s->ord_buf = no;
         s->ord_cap = nc;
     }
+    if (n > s->alt.cap) {
+        size_t nc = s->alt.cap ? s->alt.cap : 1024;
+        while (nc < n) nc *= 2;
+        free(s->alt.e);
+        s->alt.e = malloc(nc * sizeof *s->alt.e);
+        s->alt.cap = s->alt.e ? nc : 0;
+        if (!s->alt.e) return fail(s, LTS_ENOMEM, "out of memory (a bucket of %zu events)", n);
+    }
     uint64_t *a = s->ord_buf, *tmp = s->ord_buf + n;
+    const uint64_t omask = ((uint64_t)1 << KEY_IDX_BITS) - 1;
     s->cur_sorted = 1;
-    s->oh = 0;
-    s->on = n;
-    if (n >= (size_t)1 << KEY_IDX_BITS) {
+    s->head = 0;
+    if (n > omask) {
         qsort(b->e, n, sizeof *b->e, ev_cmp);
-        for (size_t i = 0; i < n; i++) a[i] = i;
-        s->ord = a;
-        s->omask = UINT64_MAX;
         return 0;
     }
-    s->omask = ((uint64_t)1 << KEY_IDX_BITS) - 1;
     uint64_t diff = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t p = b->e[i].p;
@@ -325,13 +330,18 @@ static int sort_bucket(sim_t *s, evvec_t *b) {
             uint64_t k = a[i];
             size_t j = i;
             for (; j > 0 && (a[j - 1] ^ k) >> KEY_IDX_BITS == 0 &&
-                   ev_less(&b->e[k & s->omask], &b->e[a[j - 1] & s->omask]);
+                   ev_less(&b->e[k & omask], &b->e[a[j - 1] & omask]);
                  j--)
                 a[j] = a[j - 1];
             a[j] = k;
         }
-    s->ord = a;
-    for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++) PREFETCH_RANK(s, EV_RANK(b->e[a[i] & s->omask].p));
+    for (size_t i = 0; i < n; i++) s->alt.e[i] = b->e[a[i] & omask];
+    evvec_t x = *b;
+    b->e = s->alt.e;
+    b->cap = s->alt.cap;
+    s->alt.e = x.e;
+    s->alt.cap = x.cap;
+    for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++) PREFETCH_RANK(s, EV_RANK(b->e[i].p));
     return 0;
 }
 
@@ -394,19 +404,10 @@ static ev_t pop(sim_t *s) {
         /* the rank of an event PREFETCH_AHEAD ahead is fetched while this one is processed: once
          * delays spread the times, ranks come in no order and this miss was most of the time per
          * event */
-        if (s->cur_sorted) {
-            if (s->oh < s->on || s->side.n) {
-                s->hn--;
-                if (s->side.n && (s->oh == s->on || ev_less(&s->side.e[0], &b->e[s->ord[s->oh] & s->omask])))
-                    return heap_pop(&s->side);
-                if (s->oh + PREFETCH_AHEAD < s->on)
-                    PREFETCH_RANK(s, EV_RANK(b->e[s->ord[s->oh + PREFETCH_AHEAD] & s->omask].p));
-                if (s->oh + PREFETCH_AHEAD / 2 < s->on)
-                    prefetch_lists(s, EV_RANK(b->e[s->ord[s->oh + PREFETCH_AHEAD / 2] & s->omask].p));
-                return b->e[s->ord[s->oh++] & s->omask];
-            }
-        } else if (s->head < b->n) {
+        /* a FIFO, or sorted with the events scheduled into it since (side, sorted mode only) */
+        if (s->head < b->n || s->side.n) {
             s->hn--;
+            if (s->side.n && (s->head == b->n || ev_less(&s->side.e[0], &b->e[s->head]))) return heap_pop(&s->side);
             if (s->head + PREFETCH_AHEAD < b->n) PREFETCH_RANK(s, EV_RANK(b->e[s->head + PREFETCH_AHEAD].p));
             if (s->head + PREFETCH_AHEAD / 2 < b->n) prefetch_lists(s, EV_RANK(b->e[s->head + PREFETCH_AHEAD / 2].p));
             return b->e[s->head++];
@@ -662,9 +663,21 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
         memset(s->r, 0, (size_t)P * sizeof *s->r);
     }
     s->rl = malloc((size_t)P * 3 * sizeof *s->rl);   /* read only where a bit of rank_t.lists says */
+    if (s->rl) hugify(s->rl, (size_t)P * 3 * sizeof *s->rl);
     s->fin = calloc((size_t)P, sizeof *s->fin);
+    if (s->fin) hugify(s->fin, (size_t)P * sizeof *s->fin);
     s->ring = calloc(NB, sizeof *s->ring);
     s->dl = o->table ? calloc((size_t)P, sizeof *s->dl) : NULL;
+    /* the chunk pool, reserved for about one event in flight per rank before anything is written
+     * to it: pages touched before the madvise would stay small (growing it later moves them) */
+    size_t chunks = (size_t)P / CH * 2;
+    chunks = chunks < 256 ? 256 : chunks > ((size_t)1 << 20) ? (size_t)1 << 20 : chunks;
+    s->cev = malloc(chunks * CH * sizeof *s->cev);
+    s->cnext = malloc(chunks * sizeof *s->cnext);
+    if (s->cev && s->cnext) {
+        s->ccap = chunks;
+        hugify(s->cev, chunks * CH * sizeof *s->cev);
+    }
     if (!s->r || !s->rl || !s->fin || !s->ring || (o->table && !s->dl)) return fail(s, LTS_ENOMEM, "out of memory (%d ranks)", P);
     for (int i = 0; i < P; i++) {
         rank_t *R = &s->r[i];
@@ -686,8 +699,8 @@ static void finish_common(sim_t *s, lts_sim_result_t *res, size_t extra_bytes_us
     res->messages = s->messages;
     res->delays = s->delays;
     res->delay_sum = s->delay_sum;
-    size_t ev_bytes = NB * sizeof(bslot_t) + (s->far.cap + s->side.cap) * sizeof(ev_t) + s->ord_cap * sizeof(uint64_t);
-    ev_bytes += (s->curv.cap + s->ccap * CH) * sizeof(ev_t) + s->ccap * sizeof(uint32_t);
+    size_t ev_bytes = NB * sizeof(bslot_t) + (s->far.cap + s->side.cap) * sizeof(ev_t) + s->ord_cap * sizeof(uint64_t) + s->alt.cap * sizeof(ev_t);
+    ev_bytes += (s->curv.cap + s->cused * CH) * sizeof(ev_t) + s->cused * sizeof(uint32_t);   /* chunks used */
     res->peak_bytes = (size_t)s->P * (sizeof(rank_t) + 3 * sizeof(list_t) + sizeof(int64_t) * (s->o->table ? 2 : 1)) + ev_bytes + s->qcap * sizeof(qent_t) +
                       extra_bytes_used;
 }
@@ -704,6 +717,7 @@ static void free_common(sim_t *s) {
     free(s->far.e);
     free(s->side.e);
     free(s->ord_buf);
+    free(s->alt.e);
     free(s->q);
     free(s->vstate);
     free(s->vleft);

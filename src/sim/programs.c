@@ -20,13 +20,11 @@ static void set(lts_sim_op_t *o, int kind, int peer, int tag, int64_t size) {
 static void op_dissemination(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
     uint32_t j = pc / 3;
     if (j >= 31 || (1L << j) >= p->P) { set(o, LTS_SIM_END, 0, 0, 0); return; }
+    uint32_t step = pc % 3;
+    if (step == 2) { set(o, LTS_SIM_WAIT, 0, 0, 0); return; }
     int to, from;
     lts_peers_dissemination(me, p->P, 1 << j, &to, &from);
-    switch (pc % 3) {
-    case 0: set(o, LTS_SIM_IRECV, from, (int)j, 0); break;
-    case 1: set(o, LTS_SIM_SEND, to, (int)j, 0); break;
-    default: set(o, LTS_SIM_WAIT, 0, 0, 0); break;
-    }
+    set(o, step ? LTS_SIM_SEND : LTS_SIM_IRECV, step ? to : from, (int)j, 0);
 }
 
 /* linear (central counter): rank 0 posts P-1 receives, waits, then releases 1..P-1 in order;
