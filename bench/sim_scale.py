@@ -9,8 +9,12 @@ Printed: events/s of a lock-step 2^20-rank dissemination barrier (no table: ever
 at one instant) and of the run with the table, per CPU second of the program (it is
 single-threaded: "one core") and per wall second; the table run's wall time (the whole program:
 start, schedule, output) and peak RSS; bytes/rank at P = 2^14 .. 2^20. Each figure is the median
-of --runs runs. Exit status 1 when a target is missed. The machine may be shared: CPU seconds are
-what the simulator used, wall seconds what a user waits.
+of --runs runs, with their min and max. Exit status 1 when a target is missed. The machine may be
+shared: CPU seconds are what the simulator used, wall seconds what a user waits.
+
+--baseline BIN measures another latscope-sim (e.g. one built from an earlier commit) side by side
+in the same run: the runs of the two alternate, so both see the same load, and the ratio of their
+CPU times is printed.
 """
 from __future__ import annotations
 
@@ -33,11 +37,11 @@ TARGET_RSS = 2 << 30
 PARAMS = ["--L", "1e-6", "--o", "2e-7"]   # one hop 1.4 us; the table adds 2 us mean per message
 
 
-def run(args: list[str]) -> dict[str, float]:
+def run(args: list[str], binary: Path | None = None) -> dict[str, float]:
     """One latscope-sim run: its summary plus wall and CPU seconds measured from here."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    cp = subprocess.run([str(program("latscope-sim")), *args], capture_output=True, text=True)
+    cp = subprocess.run([str(binary or program("latscope-sim")), *args], capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if cp.returncode != 0:
@@ -48,20 +52,49 @@ def run(args: list[str]) -> dict[str, float]:
     return d
 
 
-def median_run(args: list[str], runs: int) -> dict[str, float]:
-    rs = [run(args) for _ in range(runs)]
-    keys = ("cpu_s", "outer_wall_s", "wall_s", "peak_rss_bytes", "engine_bytes")
+KEYS = ("cpu_s", "outer_wall_s", "wall_s", "peak_rss_bytes", "engine_bytes")
+
+
+def summarise(rs: list[dict[str, float]]) -> dict[str, float]:
+    """The first run's summary with the median of each cost over the runs, and its min and max."""
     out = dict(rs[0])
-    for k in keys:
-        out[k] = statistics.median(float(r[k]) for r in rs)
+    for k in KEYS:
+        vals = [float(r[k]) for r in rs]
+        out[k], out[k + "_min"], out[k + "_max"] = statistics.median(vals), min(vals), max(vals)
     return out
+
+
+def side_by_side(args: list[str], runs: int, baseline: Path | None) -> tuple[dict[str, float], dict[str, float] | None]:
+    """`runs` runs of this build's latscope-sim and, alternating with them, of `baseline`."""
+    mine: list[dict[str, float]] = []
+    base: list[dict[str, float]] = []
+    for _ in range(runs):
+        mine.append(run(args))
+        if baseline is not None:
+            base.append(run(args, baseline))
+            if (base[-1]["time_ps"], base[-1]["events"]) != (mine[-1]["time_ps"], mine[-1]["events"]):
+                sys.exit(f"the baseline's result differs: {base[-1]['time_ps']} ps, {base[-1]['events']} events "
+                         f"against {mine[-1]['time_ps']} ps, {mine[-1]['events']} events")
+    return summarise(mine), (summarise(base) if base else None)
+
+
+def line(label: str, d: dict[str, float]) -> str:
+    ev = float(d["events"])
+    return (f"  {label:<34} {int(ev):>9} events  CPU {d['cpu_s']:5.2f} s ({d['cpu_s_min']:.2f}-{d['cpu_s_max']:.2f})"
+            f"  {ev / d['cpu_s'] / 1e6:5.2f} M events/s CPU ({ev / d['cpu_s_max'] / 1e6:.2f}-"
+            f"{ev / d['cpu_s_min'] / 1e6:.2f})  wall {d['outer_wall_s']:5.2f} s ({d['outer_wall_s_min']:.2f}-"
+            f"{d['outer_wall_s_max']:.2f})  peak RSS {d['peak_rss_bytes'] / 2**20:6.1f} MiB")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--P", type=int, default=1 << 20, help="ranks of the main runs (default 2^20)")
     ap.add_argument("--runs", type=int, default=3, help="runs per figure, median reported (default 3)")
+    ap.add_argument("--baseline", type=Path, help="another latscope-sim to measure side by side (e.g. an earlier "
+                                                  "commit's build)")
     a = ap.parse_args()
+    if a.baseline is not None and not a.baseline.is_file():
+        sys.exit(f"--baseline {a.baseline}: no such program")
     with tempfile.TemporaryDirectory(prefix="sim-scale-") as tmp:
         table = Path(tmp) / "lognormal.txt"
         cp = subprocess.run([sys.executable, "-m", "latscope.cli", "tables", "make", "lognormal", "--mean", "2us",
@@ -71,16 +104,16 @@ def main() -> int:
         base = ["--algo", "dissemination"] + PARAMS
         ok = True
         print(f"latscope-sim, dissemination barrier, L = 1 us, o = 0.2 us; table: lognormal mean 2 us, sd 1 us; "
-              f"median of {a.runs} runs")
+              f"median of {a.runs} runs (min-max)" + (f"; baseline {a.baseline}, alternating" if a.baseline else ""))
         rows = []
         for label, extra in (("lock-step (no table)", []), ("lognormal table", ["--table", str(table), "--seed", "1"])):
-            d = median_run(base + ["--P", str(a.P)] + extra, a.runs)
-            ev = float(d["events"])
-            cpu_rate, wall_rate = ev / d["cpu_s"], ev / d["outer_wall_s"]
+            d, b = side_by_side(base + ["--P", str(a.P)] + extra, a.runs, a.baseline)
             rows.append((label, d))
-            print(f"  P = {a.P} {label:<22} {int(ev):>10} events  {d['cpu_s']:6.2f} s CPU  {d['outer_wall_s']:6.2f} s wall"
-                  f"  {cpu_rate / 1e6:6.2f} M events/s CPU  {wall_rate / 1e6:6.2f} M events/s wall"
-                  f"  peak RSS {d['peak_rss_bytes'] / 2**20:7.1f} MiB  barrier {d['time_s'] * 1e6:.3f} us")
+            print(line(f"P = {a.P} {label}", d) + f"  barrier {d['time_s'] * 1e6:.3f} us")
+            if b is not None:
+                print(line(f"P = {a.P} {label}, baseline", b))
+                print(f"    this build / baseline: CPU time x{d['cpu_s'] / b['cpu_s']:.2f} (median), "
+                      f"x{d['cpu_s_min'] / b['cpu_s_min']:.2f} (best runs): {b['cpu_s'] / d['cpu_s']:.2f}x faster")
         lock, tab = rows[0][1], rows[1][1]
         rate = float(lock["events"]) / lock["cpu_s"]
         rate_tab = float(tab["events"]) / tab["cpu_s"]
