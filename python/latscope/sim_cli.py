@@ -7,32 +7,60 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from latscope.sim import LogGOPS
 
 EXIT_USAGE = 2
 PROG = "latscope sim"
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_sim_args(p: argparse.ArgumentParser, *, table_help: str) -> argparse._ArgumentGroup:
+    """The options `latscope sim` and `latscope sim-sweep` share: a generated schedule's size and
+    arity, the parameters (--params and explicit values), LogGOPS's O and S, the variation.
+    Returns the "LogGOPS extras" group (for a command's own extras)."""
     from latscope.model_options import add_model_value_args, arg_type, parse_per_byte, parse_time
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "sim", help="LogGOPS simulation of a schedule (generated algorithm or GOAL file), delay tables, any P",
-        description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("schedule", nargs="?", help="a generated algorithm (see --list) or a GOAL file (*.goal)")
-    p.add_argument("--list", action="store_true", help="list the generated schedules, then exit")
-    p.add_argument("--P", type=int, help="ranks (a generated schedule)")
     p.add_argument("--size", type=int, default=0, help="message bytes of a generated broadcast (default 0)")
     p.add_argument("--k", type=int, help="arity of a generated tree (default 4)")
     add_model_value_args(p)
     g = p.add_argument_group("LogGOPS extras")
     g.add_argument("--O", dest="O_s_per_byte", type=arg_type(parse_per_byte), help="overhead per byte O, e.g. 0.1ns")
     g.add_argument("--S", dest="S_bytes", type=int, help="eager/rendezvous threshold S in bytes (default: no rendezvous)")
-    g.add_argument("--goal-unit", type=arg_type(parse_time), help="a GOAL calc's unit (default 1ns)")
     v = p.add_argument_group("variation")
-    v.add_argument("--table", help="latscope delay table (docs/delay-table.md): an extra delay per message")
+    v.add_argument("--table", help=table_help)
     v.add_argument("--seed", type=int, default=1, help="the injector's seed (default 1)")
     v.add_argument("--noise-period", type=arg_type(parse_time), help="OS noise: a detour every PERIOD on each rank")
     v.add_argument("--noise-detour", type=arg_type(parse_time), help="OS noise: the detour's length (< the period)")
+    return g
+
+
+def sim_params(args: argparse.Namespace) -> "tuple[LogGOPS, tuple[float, float] | None]":
+    """(LogGOPS, noise) from the options of add_sim_args; SimError/ModelError name bad input."""
+    import dataclasses
+
+    from latscope import sim
+    from latscope.model_options import params_from_args
+    model, _ = params_from_args(args)
+    par = sim.LogGOPS.from_model(model, size_bytes=args.size)
+    extra = {k: getattr(args, k) for k in ("O_s_per_byte", "S_bytes") if getattr(args, k) is not None}
+    if extra:
+        par = dataclasses.replace(par, **extra)
+    if (args.noise_period is None) != (args.noise_detour is None):
+        raise sim.SimError("OS noise needs both --noise-period and --noise-detour")
+    return par, (None if args.noise_period is None else (args.noise_period, args.noise_detour))
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from latscope.model_options import arg_type, parse_time
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "sim", help="LogGOPS simulation of a schedule (generated algorithm or GOAL file), delay tables, any P",
+        description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("schedule", nargs="?", help="a generated algorithm (see --list) or a GOAL file (*.goal)")
+    p.add_argument("--list", action="store_true", help="list the generated schedules, then exit")
+    p.add_argument("--P", type=int, help="ranks (a generated schedule)")
+    g = add_sim_args(p, table_help="latscope delay table (docs/delay-table.md): an extra delay per message")
+    g.add_argument("--goal-unit", type=arg_type(parse_time), help="a GOAL calc's unit (default 1ns)")
     o = p.add_argument_group("output")
     o.add_argument("--per-rank", metavar="FILE", help="per-rank finish times, JSON Lines")
     o.add_argument("--bins", type=int, default=20, help="histogram bins of the finish times (default 20)")
@@ -46,11 +74,9 @@ def _fail(msg: str) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    import dataclasses
     import json
 
     from latscope import sim
-    from latscope.model_options import params_from_args
     from latscope.models import ModelError
     from latscope.units import fmt_time
     try:
@@ -60,14 +86,7 @@ def main(args: argparse.Namespace) -> int:
             return 0
         if not args.schedule:
             return _fail("give a schedule: a generated algorithm (--list) or a GOAL file")
-        model, _ = params_from_args(args)
-        par = sim.LogGOPS.from_model(model, size_bytes=args.size)
-        extra = {k: getattr(args, k) for k in ("O_s_per_byte", "S_bytes") if getattr(args, k) is not None}
-        if extra:
-            par = dataclasses.replace(par, **extra)
-        if (args.noise_period is None) != (args.noise_detour is None):
-            return _fail("OS noise needs both --noise-period and --noise-detour")
-        noise = None if args.noise_period is None else (args.noise_period, args.noise_detour)
+        par, noise = sim_params(args)
         if args.bins < 1:
             return _fail(f"--bins {args.bins}: must be >= 1")
         res = sim.run(args.schedule, par, table=args.table, seed=args.seed, P=args.P, size_bytes=args.size, k=args.k,

@@ -49,7 +49,7 @@ def parse_p_list(text: str) -> list[int]:
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from latscope.model_options import add_model_value_args, arg_type, parse_per_byte, parse_time
+    from latscope.sim_cli import add_sim_args
     p: argparse.ArgumentParser = subparsers.add_parser(
         "sim-sweep", help="LogGOPS simulation of algorithms over P, with and without a delay table: results for "
                           "latscope report", description=(__doc__ or "").split("\n\n")[0])
@@ -59,18 +59,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                                                  "two in the range; default 2..2^16)")
     p.add_argument("--goal", action="append", default=[], metavar="FILE",
                    help="a GOAL file to simulate too (its own P; its critical path goes to the report); repeatable")
-    p.add_argument("--size", type=int, default=0, help="message bytes of a generated broadcast (default 0)")
-    p.add_argument("--k", type=int, help="arity of a generated tree (default 4)")
-    add_model_value_args(p)
-    g = p.add_argument_group("LogGOPS extras")
-    g.add_argument("--O", dest="O_s_per_byte", type=arg_type(parse_per_byte), help="overhead per byte O, e.g. 0.1ns")
-    g.add_argument("--S", dest="S_bytes", type=int, help="eager/rendezvous threshold S in bytes (default: no rendezvous)")
-    v = p.add_argument_group("variation")
-    v.add_argument("--table", help="latscope delay table: every point is run without it and with it")
-    v.add_argument("--seed", type=int, default=1, help="the injector's seed (default 1)")
-    v.add_argument("--noise-period", type=arg_type(parse_time), help="OS noise (with the table's runs): a detour "
-                                                                     "every PERIOD on each rank")
-    v.add_argument("--noise-detour", type=arg_type(parse_time), help="OS noise: the detour's length (< the period)")
+    add_sim_args(p, table_help="latscope delay table: every point is run without it and with it (and the OS noise)")
     p.add_argument("--bins", type=int, default=20, help="histogram bins of the finish times (default 20)")
     p.add_argument("-o", "--out", default="sim.jsonl", help="results file (default sim.jsonl)")
     return p
@@ -154,8 +143,8 @@ def main(args: argparse.Namespace) -> int:
     import tempfile
 
     from latscope import sim
-    from latscope.model_options import params_from_args
     from latscope.models import ModelError
+    from latscope.sim_cli import sim_params
     from latscope.units import fmt_time
     try:
         Ps = parse_p_list(args.P_list)
@@ -164,9 +153,6 @@ def main(args: argparse.Namespace) -> int:
     algos = [a.strip() for a in args.algos.split(",") if a.strip()]
     if args.bins < 1:
         return _fail(f"--bins {args.bins}: must be >= 1")
-    if (args.noise_period is None) != (args.noise_detour is None):
-        return _fail("OS noise needs both --noise-period and --noise-detour")
-    noise = None if args.noise_period is None else (args.noise_period, args.noise_detour)
     try:
         known = sim.algorithms()
         bad = [a for a in algos if a not in known]
@@ -175,11 +161,7 @@ def main(args: argparse.Namespace) -> int:
         for gpath in args.goal:
             if not Path(gpath).is_file():
                 return _fail(f"--goal {gpath}: no such file")
-        model, _ = params_from_args(args)
-        par = sim.LogGOPS.from_model(model, size_bytes=args.size)
-        extra = {k: getattr(args, k) for k in ("O_s_per_byte", "S_bytes") if getattr(args, k) is not None}
-        if extra:
-            par = dataclasses.replace(par, **extra)
+        par, noise = sim_params(args)
         variations: list[tuple[str | None, tuple[float, float] | None]] = [(None, None)]
         if args.table is not None or noise is not None:
             variations.append((args.table, noise))
