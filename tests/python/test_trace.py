@@ -19,12 +19,13 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import TIMEOUT, clean_stale_shm, write_params
 from latscope.run import launch, program
-from latscope.trace import COMM_TAG_STRIDE, path_iteration_median, read_dir
+from latscope.trace import COMM_TAG_STRIDE, path_iteration_median, read_dir, to_goal
 
 ITERS = 300
 WORK_NS = 20000
@@ -59,10 +60,11 @@ def goal_ops(goal: Path) -> dict[int, list[str]]:
     return out
 
 
-def sim_json(goal: Path, params: Path) -> dict:
+def sim_json(goal: Path, params: Path) -> dict[str, Any]:
     cp = latscope("sim", str(goal), "--params", str(params), "--json")
     assert cp.returncode == 0, cp.stderr
-    return json.loads(cp.stdout)
+    d: dict[str, Any] = json.loads(cp.stdout)
+    return d
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +112,7 @@ def test_replay_within_bound(blocking: list[tuple[Path, float]], tmp_path: Path)
         assert s["P"] == 2 and s["messages"] == 2 * ITERS + 4, s["messages"]   # + two 2-rank barriers
         # every operation of a ping-pong is on the critical path: rank 0's receives end its iterations
         replayed, n = path_iteration_median(s, 0, 1, 1)
-        assert n == ITERS and replayed is not None, n
+        assert ITERS - 5 <= n <= ITERS and replayed is not None, n   # the path may start after the first
         ratios.append(replayed / measured)
     assert 0.85 <= statistics.median(ratios) <= 1.15, ratios
 
@@ -183,3 +185,24 @@ def test_unwritable_dir_in_the_library(tmp_path: Path) -> None:
     clean_stale_shm()
     assert cp.returncode == 2, (cp.returncode, cp.stderr)
     assert cp.stderr.count("latscope-trace: error:") == 1 and "/nonexistent-trace-dir" in cp.stderr, cp.stderr
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "trace_v1"
+
+
+def test_golden_trace(blocking: list[tuple[Path, float]], tmp_path: Path) -> None:
+    """The format (docs/trace.md "Trace files"): a trace of `trace-pingpong 3 8 1000` kept as
+    written converts to the GOAL kept beside it, line for line; a live run writes the same header
+    layout and only known record kinds."""
+    to_goal(GOLDEN, tmp_path / "x.goal")
+    # line 1 names the directory
+    assert (tmp_path / "x.goal").read_text().splitlines()[1:] == (GOLDEN / "trace.goal").read_text().splitlines()[1:]
+    gold = read_dir(GOLDEN)
+    live = read_dir(blocking[0][0])
+    for g, t in zip(gold, live):
+        assert (g.rank, g.size, g.finished) == (t.rank, t.size, t.finished)
+        assert g.records.dtype == t.records.dtype and g.records.dtype.itemsize == 48
+        assert set(t.records["kind"].tolist()) <= set(range(1, 9))
+        raw = (blocking[0][0] / f"trace.{t.rank}.bin").read_bytes()
+        assert raw[:8] == b"LTSTRACE" and int.from_bytes(raw[8:12], "little") == 1
+        assert int.from_bytes(raw[12:16], "little") == 40 == (len(raw) - 48 * len(t.records))
