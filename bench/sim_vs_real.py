@@ -9,19 +9,21 @@ Steps, all in one session (the machine may be shared: parameters and runs minute
    the fit with L set so that o_s + L + o_r is half of rtt_train, the regime of a program's loop.
 2. A delay table: latscope tables make lognormal --mean 2us --sd 1us.
 3. Per program: one traced run (latscope trace run) -> GOAL; --runs uninjected runs (the injector
-   with a zero table and --coll messages: collectives as the rows the trace holds), --runs traced
-   runs (the tracer's cost per call) and --runs runs under the injector (latscope inject run
+   with a zero table and --coll messages: collectives as the rows the trace holds) and --runs runs
+   under the injector (latscope inject run
    --table T --seed S --coll messages: the collectives run as the same latscope rows the trace
    holds, every message delayed); latscope sim of the GOAL without and with the table and seed
    (the same per-rank draws as the injector's).
-Compared: for trace-pingpong's ping-pong modes, the median iteration (the program's, on rank 0;
-the replay's, rank 0's receives on its critical path): a shared machine stalls some iterations
-(a rank descheduled inside MPI_Recv) in ways no replay knows, and a median ignores a few. For the
-others the loop total: the simulated span minus what the traced run spent outside its loop (its
-span minus its loop time), against the median total of the launches.
+Compared: for trace-pingpong, the program's median iteration (rank 0) against the replay's
+iteration: the median on its critical path (rank 0's receives; the blocking modes), or its mean
+(the nonblocking mode: latscope-sim's critical path through an irequires is not the chain of
+iterations). Medians, because a shared machine stalls some iterations (a rank descheduled inside
+MPI_Recv, 2-9 ms) in ways no replay knows, and a few stalls do not move a median. For the
+mini-app, the loop totals: the simulated span minus what the traced run spent outside its loop
+(its span minus its runtime), against the median runtime of the launches.
 
 Printed per program, worst first: predicted and measured medians without and with the table and
-their errors; the tracer's cost per call. Exit status 1 when an injected prediction misses 10 %.
+their errors; the trace's size; the tracer's cost per call (inject-overhead under the tracer). Exit status 1 when an injected prediction misses 10 %.
 """
 from __future__ import annotations
 
@@ -41,17 +43,19 @@ from latscope.trace import path_iteration_median, replay_params, to_goal  # noqa
 
 TARGET = 0.10
 SEED = 7
-# name, program, arguments, per iteration: trace-pingpong's rank 0 ends each iteration of the
-# blocking mode with a receive from rank 1 (tag 1), so the replay's iterations are read off its
-# critical path and compared with the program's median iteration; the others compare loop totals
-# (the nonblocking mode too: its critical path, as latscope-sim follows it back through an
-# irequires, is not the chain of iterations)
-PROGRAMS: list[tuple[str, str, list[str], bool]] = [
-    ("pingpong 8 B", "trace-pingpong", ["2000", "8", "0", "blocking"], True),
-    ("pingpong 8 B + 2 us work", "trace-pingpong", ["1000", "8", "2000", "blocking"], True),
-    ("nonblocking 8 B + 1 us work (total)", "trace-pingpong", ["2000", "8", "1000", "nonblocking"], False),
-    ("pingpong + allreduce (total)", "trace-pingpong", ["1000", "8", "0", "allreduce"], False),
-    ("cg class S (total)", "latscope-cg", ["--class", "S", "--json"], False),
+# name, program, arguments, what is compared:
+#   path   the program's median iteration and the replay's, rank 0's receives from rank 1 (tag 1)
+#          on its critical path (every iteration of trace-pingpong's blocking modes ends with one)
+#   mean   the program's median iteration and the replay's mean one (its loop span / iterations):
+#          the nonblocking mode, whose critical path, as latscope-sim follows it back through an
+#          irequires, is not the chain of iterations
+#   total  the loop totals (a mini-app reports only its runtime)
+PROGRAMS: list[tuple[str, str, list[str], str]] = [
+    ("pingpong 8 B", "trace-pingpong", ["2000", "8", "0", "blocking"], "path"),
+    ("pingpong 8 B + 2 us work", "trace-pingpong", ["1000", "8", "2000", "blocking"], "path"),
+    ("pingpong + allreduce", "trace-pingpong", ["1000", "8", "0", "allreduce"], "path"),
+    ("nonblocking 8 B + 1 us work", "trace-pingpong", ["2000", "8", "1000", "nonblocking"], "mean"),
+    ("cg class S", "latscope-cg", ["--class", "S", "--json"], "total"),
 ]
 
 
@@ -82,13 +86,16 @@ def run_prog(prefix: list[str], env: dict[str, str], wrap: list[str], prog: str,
     return loop_s(cp.stdout, key)
 
 
-def replayed(goal: Path, par: "sim.LogGOPS", per_iter: bool, outside: float, **kw: Any) -> float:
-    """The replay's median iteration, or its loop total (the span less what ran outside the loop)."""
+def replayed(goal: Path, par: "sim.LogGOPS", how: str, outside: float, iters: int, **kw: Any) -> float:
+    """The replay's iteration (median on the critical path, or mean) or its loop total (the span
+    less what ran outside the loop)."""
     r = sim.run(goal, par, per_rank=False, **kw)
-    if not per_iter:
+    if how == "total":
         return r.time_s - outside
+    if how == "mean":
+        return (r.time_s - outside) / iters
     med, n = path_iteration_median(r.summary, 0, 1, 1)
-    if med is None:
+    if med is None or n < iters // 2:
         sys.exit(f"{goal}: rank 0's receives are not on the replay's critical path ({n} found)")
     return med
 
@@ -113,8 +120,9 @@ def main() -> int:
           f"o_r {par.o_r_s * 1e9:.0f} ns, g {par.g_s * 1e9:.0f} ns, G {par.G_s_per_byte * 1e9:.3f} ns/B; "
           f"table lognormal mean 2 us sd 1 us, seed {SEED}; {a.runs} launches each")
     rows: list[dict[str, Any]] = []
-    for name, prog, args, per_iter in PROGRAMS:
-        key = "iter_median_s" if per_iter else "loop_s"
+    for name, prog, args, how in PROGRAMS:
+        key = "loop_s" if how == "total" else "iter_median_s"
+        iters = int(args[0]) if prog == "trace-pingpong" else 1
         if a.only and a.only not in name:
             continue
         d = tmp / name.replace(" ", "_").replace("+", "").replace("/", "")
@@ -125,32 +133,41 @@ def main() -> int:
         st = to_goal(d, d / "trace.goal")
         outside = max(st.span_s) - loop_s(tr_out.stdout)
         calls = st.calls / st.ranks
-        trace_w = lat + ["trace", "run", "--no-goal", "-o", str(d / "again"), "--"]
+        size = sum(f.stat().st_size for f in d.glob("trace.*.bin"))
+        print(f"{name}: trace {size / 1e6:.2f} MB for {st.calls} calls ({size / st.calls:.0f} bytes per call)")
         inj_w = lat + ["inject", "run", "--table", str(tmp / "ln.tbl"), "--seed", str(SEED), "--coll", "messages", "--"]
         # the uninjected runs: a zero table, so their collectives run as the same latscope rows
         zero_w = lat + ["inject", "run", "--table", str(tmp / "zero.tbl"), "--seed", "1", "--coll", "messages", "--"]
-        plain, traced, untraced, injected = [], [], [], []
+        plain, injected = [], []
         for _ in range(a.runs):   # interleaved: drifts of the shared machine hit every condition alike
             plain.append(run_prog(ln.prefix, ln.env, zero_w, prog, args, key))
-            traced.append(run_prog(ln.prefix, ln.env, trace_w, prog, args, "loop_s"))
-            untraced.append(run_prog(ln.prefix, ln.env, zero_w, prog, args, "loop_s"))
             injected.append(run_prog(ln.prefix, ln.env, inj_w, prog, args, key))
-        base = replayed(d / "trace.goal", par, per_iter, outside)
-        pred = replayed(d / "trace.goal", par, per_iter, outside, table=tmp / "ln.tbl", seed=SEED)
+        base = replayed(d / "trace.goal", par, how, outside, iters)
+        pred = replayed(d / "trace.goal", par, how, outside, iters, table=tmp / "ln.tbl", seed=SEED)
         m_plain, m_inj = statistics.median(plain), statistics.median(injected)
-        rows.append({"name": name, "pred_base": base, "plain": m_plain, "pred_inj": pred, "inj": m_inj,
+        rows.append({"name": f"{name} ({how})", "pred_base": base, "plain": m_plain, "pred_inj": pred, "inj": m_inj,
                      "err_base": base / m_plain - 1, "err_inj": pred / m_inj - 1,
-                     "per_call": (statistics.median(traced) - statistics.median(untraced)) / calls, "calls": calls,
+                     "calls": calls,
                      "approx": st.approximated})
     rows.sort(key=lambda r: -abs(r["err_inj"]))
-    print("per iteration (median) where the name says not total; times in ms")
+    print("ms per iteration (path, mean) or per loop (total); measured: medians of the launches")
     print(f"{'program':<32} {'predicted':>10} {'injected':>10} {'error':>7}   {'pred. base':>10} {'plain':>10} "
-          f"{'error':>7}   tracer/call")
+          f"{'error':>7}   calls/rank")
     for r in rows:
         print(f"{r['name']:<32} {r['pred_inj'] * 1e3:>10.4f} {r['inj'] * 1e3:>10.4f} {100 * r['err_inj']:>+6.1f}%   "
               f"{r['pred_base'] * 1e3:>10.4f} {r['plain'] * 1e3:>10.4f} {100 * r['err_base']:>+6.1f}%   "
-              f"{r['per_call'] * 1e9:>6.0f} ns ({r['calls']:.0f} calls/rank)"
+              f"{r['calls']:>6.0f}"
               + (f"  approximated: {r['approx']}" if r["approx"] else ""))
+    # the tracer's cost: inject-overhead pairs MPI_Send (through the preloaded tracer) with PMPI_Send
+    # (never wrapped), call by call, so both see the same machine state
+    cp = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(tmp / "overhead"), "--"] + ln.prefix
+                        + [str(program("inject-overhead")), "20000", "3000", "8"], env=ln.env, capture_output=True,
+                        text=True)
+    if cp.returncode != 0:
+        sys.exit(f"inject-overhead under the tracer: {cp.stderr.strip()[-2000:]}")
+    o = json.loads(cp.stdout.strip().splitlines()[-1])
+    print(f"tracer cost per MPI_Send (8 B, {o['pairs']} pairs, median of the paired differences): "
+          f"{o['diff_median_ns']:.0f} ns (MPI_Send {o['unwrapped_median_ns']:.0f} ns, traced {o['wrapped_median_ns']:.0f} ns)")
     worst = max((abs(r["err_inj"]) for r in rows), default=0.0)
     print(f"worst injected error {100 * worst:.1f} % (target {100 * TARGET:.0f} %)")
     return 0 if worst <= TARGET else 1
