@@ -58,6 +58,8 @@ class HockneyFit:
 
 def _one_way(df: pd.DataFrame) -> pd.DataFrame:
     """Rows usable as one-way latency: pingpong (already RTT/2) or symmetric roundtrips (/2)."""
+    if "op" not in df or "reply_bytes" not in df:   # not a p2p file (barrier, coll, app records)
+        return df.iloc[0:0]
     pp = df[df["op"] == "pingpong"].copy()
     rt = df[(df["op"] == "roundtrip") & (df["reply_bytes"] == df["size_bytes"])].copy()
     for col in ("median_s", "ci_half_s"):
@@ -66,14 +68,20 @@ def _one_way(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([pp, rt], ignore_index=True)
 
 
+def _ops_present(res: Results) -> str:
+    """'; the file has ops barrier, ...': what the user gave instead of p2p latency points."""
+    ops = sorted({str(o) for o in res.points["op"]}) if "op" in res.points else []
+    return f"; {res.path or 'the file'} has " + (f"op {', '.join(ops)}" if ops else "no points")
+
+
 def hockney_regression(res: Results, pair: tuple[int, int] | None = None, confidence: float = 0.95) -> HockneyFit:
     """Least-squares Hockney fit over sizes of one-way latency medians (all pairs pooled, or one)."""
     df = _one_way(res.points)
     if pair is not None:
-        df = df[df["pair"] == tuple(pair)]
+        df = df[df["pair"] == tuple(pair)] if "pair" in df else df.iloc[0:0]
     if df.empty:
         raise FitError("no one-way latency points (op pingpong, or roundtrip with reply = size)"
-                       + (f" for pair {pair[0]}:{pair[1]}" if pair else ""))
+                       + (f" for pair {pair[0]}:{pair[1]}" if pair else "") + _ops_present(res))
     x = df["size_bytes"].to_numpy(dtype=float)
     y = df["median_s"].to_numpy(dtype=float)
     if len(np.unique(x)) < 3:
@@ -94,14 +102,14 @@ def hockney_two_roundtrip(res: Results, pair: tuple[int, int] | None = None, con
     them (RTT(0) = 2a, RTT(m,0) = 2a + b m); otherwise one-way latencies at 0 and m bytes."""
     df = res.points
     if pair is not None:
-        df = df[df["pair"] == tuple(pair)]
-    rt = df[(df["op"] == "roundtrip") & (df["reply_bytes"] == 0)]
+        df = df[df["pair"] == tuple(pair)] if "pair" in df else df.iloc[0:0]
+    rt = df[(df["op"] == "roundtrip") & (df["reply_bytes"] == 0)] if "reply_bytes" in df else df.iloc[0:0]
     if not rt.empty and (rt["size_bytes"] == 0).any() and (rt["size_bytes"] > 0).any():
         pts, halve_alpha = rt, True
     else:
         pts, halve_alpha = _one_way(df), False
     if pts.empty or not (pts["size_bytes"] == 0).any():
-        raise FitError("two-roundtrip needs a 0-byte point (and one with m > 0 bytes)")
+        raise FitError("two-roundtrip needs a 0-byte point (and one with m > 0 bytes)" + _ops_present(res))
     big = pts[pts["size_bytes"] > 0]
     if big.empty:
         raise FitError("two-roundtrip needs a point with m > 0 bytes")

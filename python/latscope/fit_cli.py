@@ -34,15 +34,22 @@ def main(args: argparse.Namespace) -> int:
         return 2
     res = load(args.file)
     fits = []
-    if args.method in ("regression", "both"):
-        fits.append(fit.hockney_regression(res, args.pair, args.confidence))
-    if args.method in ("two-roundtrip", "both"):
+    skipped: list[tuple[str, fit.FitError]] = []
+    # with --method both, a file that serves one method only (characterize's p2p_roundtrip0.jsonl:
+    # RTTs with empty replies, two sizes) gets that fit and a note; an error only when neither fits
+    for method, how in (("regression", fit.hockney_regression), ("two-roundtrip", fit.hockney_two_roundtrip)):
+        if args.method not in (method, "both"):
+            continue
         try:
-            fits.append(fit.hockney_two_roundtrip(res, args.pair, args.confidence))
+            fits.append(how(res, args.pair, args.confidence))
         except fit.FitError as e:
-            if args.method == "two-roundtrip":
+            if args.method != "both":
                 raise
-            print(f"latscope: note: two-roundtrip skipped: {e}", file=sys.stderr)
+            skipped.append((method, e))
+    if not fits:
+        raise skipped[0][1]
+    for method, e in skipped:
+        print(f"latscope: note: {method} skipped: {e}", file=sys.stderr)
     for f in fits:
         print(f"{f.method:14s} alpha = {f.alpha_s * 1e6:.4f} us  [{f.alpha_ci_s[0] * 1e6:.4f}, "
               f"{f.alpha_ci_s[1] * 1e6:.4f}]  beta = {f.beta_s_per_byte * 1e9:.5f} ns/B  "

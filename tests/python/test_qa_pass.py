@@ -1,0 +1,53 @@
+"""A new user's pass over latscope: what the commands do with files they were not made for, and the
+report's figures when a section gets only part of what it draws (no MPI: results files written here)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from latscope import cli
+
+
+def _write(path: Path, golden: Path, points: list[dict[str, Any]]) -> Path:
+    """A results file: the golden file's metadata, then these points."""
+    meta = (golden / "results_p2p_v3.jsonl").read_text().splitlines()[0]
+    path.write_text("\n".join([meta] + [json.dumps({"type": "point", **p}) for p in points]) + "\n")
+    return path
+
+
+def _point(**kw: Any) -> dict[str, Any]:
+    t = float(kw.pop("median_s", 1e-6))
+    return {"n": 5, "min_s": t, "mean_s": t, "median_s": t, "max_s": t, "sd_s": 0.0, "p90_s": t, "p99_s": t,
+            "ci_of": "median", "ci_level": 0.95, "ci_lo_s": t, "ci_hi_s": t, "ci_half_s": 0.0, "rel_err": 0.0,
+            "reps_valid": 5, "reps_total": 5, "stop_reason": "fixed", **kw}
+
+
+def test_fit_hockney_on_a_barrier_file_names_what_the_file_has(tmp_path: Path, golden: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # was: "latscope: internal error: KeyError: 'reply_bytes'", exit 1
+    f = _write(tmp_path / "barrier.jsonl", golden,
+               [_point(bench="coll", op="barrier", alg="native", root=0, size_bytes=0, timing="local")])
+    assert cli.main(["fit", "hockney", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "op barrier" in err and "pingpong" in err
+    assert cli.main(["fit", "hockney", str(f), "--pair", "0:1"]) == 2
+    assert "op barrier" in capsys.readouterr().err
+
+
+def test_fit_hockney_both_fits_what_the_file_serves(tmp_path: Path, golden: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # characterize's p2p_roundtrip0.jsonl: RTTs with empty replies at two sizes serve the
+    # two-roundtrip method only; the default --method both used to fail on the regression
+    pts = [_point(bench="p2p", op="roundtrip", mode="seq", group=[0, 1], size_bytes=m, reply_bytes=0,
+                  median_s=2e-6 + 1e-10 * m) for m in (0, 65536)]
+    f = _write(tmp_path / "rt0.jsonl", golden, pts)
+    assert cli.main(["fit", "hockney", str(f)]) == 0
+    cap = capsys.readouterr()
+    assert "two-roundtrip  alpha = 1.0000 us" in cap.out and "regression" not in cap.out
+    assert "regression skipped" in cap.err
+    # one method asked for, and it cannot be fitted: the error, exit 2
+    assert cli.main(["fit", "hockney", str(f), "--method", "regression"]) == 2
+    assert "at least 3 distinct sizes" in capsys.readouterr().err
