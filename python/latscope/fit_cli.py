@@ -48,8 +48,8 @@ def main(args: argparse.Namespace) -> int:
             skipped.append((method, e))
     if not fits:
         raise skipped[0][1]
-    for method, e in skipped:
-        print(f"latscope: note: {method} skipped: {e}", file=sys.stderr)
+    for method, why in skipped:
+        print(f"latscope: note: {method} skipped: {why}", file=sys.stderr)
     for f in fits:
         print(f"{f.method:14s} alpha = {f.alpha_s * 1e6:.4f} us  [{f.alpha_ci_s[0] * 1e6:.4f}, "
               f"{f.alpha_ci_s[1] * 1e6:.4f}]  beta = {f.beta_s_per_byte * 1e9:.5f} ns/B  "
