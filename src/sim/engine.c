@@ -14,8 +14,9 @@
  * that covers it, in arrival order. GOAL schedules follow LogGOPSim: a posted receive is
  * processed when its message arrives.
  *
- * Memory: per rank one rank_t; in flight, one 16-byte event and one pool entry per message;
- * pools and the heap grow by doubling, never one malloc per message. */
+ * Memory: per rank one 64-byte rank_t and its queues' heads (24 bytes); in flight, one 32-byte
+ * event per message (and a pool entry while it waits in a queue); the chunk pool, the entry pool
+ * and the heaps grow by doubling, never one malloc per message. */
 #include "sim.h"
 #include "latscope/errors.h"
 #include "table.h"
