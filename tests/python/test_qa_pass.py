@@ -2,6 +2,8 @@
 report's figures when a section gets only part of what it draws (no MPI: results files written here)."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -9,12 +11,13 @@ from typing import Any
 import pytest
 
 from latscope import cli
+from latscope.results import load
 
 
-def _write(path: Path, golden: Path, points: list[dict[str, Any]]) -> Path:
-    """A results file: the golden file's metadata, then these points."""
-    meta = (golden / "results_p2p_v3.jsonl").read_text().splitlines()[0]
-    path.write_text("\n".join([meta] + [json.dumps({"type": "point", **p}) for p in points]) + "\n")
+def _write(path: Path, golden: Path, points: list[dict[str, Any]], **meta: Any) -> Path:
+    """A results file: the golden file's metadata (with `meta` over it), then these points."""
+    m = json.loads((golden / "results_p2p_v3.jsonl").read_text().splitlines()[0]) | meta
+    path.write_text("\n".join(json.dumps(r) for r in [m] + [{"type": "point", **p} for p in points]) + "\n")
     return path
 
 
@@ -51,3 +54,28 @@ def test_fit_hockney_both_fits_what_the_file_serves(tmp_path: Path, golden: Path
     # one method asked for, and it cannot be fitted: the error, exit 2
     assert cli.main(["fit", "hockney", str(f), "--method", "regression"]) == 2
     assert "at least 3 distinct sizes" in capsys.readouterr().err
+
+
+def _png_width(html: str) -> int:
+    from PIL import Image   # matplotlib's own dependency
+    png = base64.b64decode(html.split("base64,", 1)[1].split('"', 1)[0])
+    return int(Image.open(io.BytesIO(png)).size[0])
+
+
+def test_pipeline_section_draws_only_ops_measured_both_ways(tmp_path: Path, golden: Path) -> None:
+    # characterize's barrier files are local-timed, native and unsynchronised: they used to get a
+    # panel of their own in "isolated vs pipelined", one size on an empty axis with no isolated curve
+    from latscope.parts.collectives import section_pipeline
+    from latscope.report import ReportInput
+
+    def coll(op: str, sizes: tuple[int, ...]) -> list[dict[str, Any]]:
+        return [_point(bench="coll", op=op, alg="native", root=0, size_bytes=m, timing="local",
+                       local={"imb_t_min_s": 1e-6, "imb_t_max_s": 2e-6}) for m in sizes]
+    iso = _write(tmp_path / "iso.jsonl", golden, coll("scatter", (0, 1024)), sync="barrier")
+    pipe = _write(tmp_path / "pipe.jsonl", golden, coll("scatter", (0, 1024)), sync="none")
+    bar = _write(tmp_path / "barrier.jsonl", golden, coll("barrier", (0,)), sync="none")
+    one = section_pipeline(ReportInput([load(iso), load(pipe)]))
+    both = section_pipeline(ReportInput([load(iso), load(pipe), load(bar)]))
+    assert one is not None and both is not None
+    assert _png_width(both) == _png_width(one)          # one panel: scatter; the barrier adds none
+    assert section_pipeline(ReportInput([load(iso), load(bar)])) is None   # nothing measured both ways
