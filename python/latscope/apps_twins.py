@@ -386,6 +386,10 @@ class PatternError:
 
     def describe(self) -> str:
         if self.worst is None or self.worst_signed is None or self.median is None:
+            if self.set_apart:   # predicted, but every point was measured oversubscribed or under load
+                return (f"{self.pattern}: no point counted: all {self.set_apart} set apart (oversubscribed or "
+                        f"under load)" + ("" if self.set_apart_worst is None
+                                          else f", their worst |error| {100 * self.set_apart_worst:.1f}%"))
             return f"{self.pattern}: no prediction over {self.points} points"
         return (f"{self.pattern}: worst |error| {100 * self.worst:.1f}% ({100 * self.worst_signed:+.1f}% at "
                 f"{self.worst_config}, P = {self.worst_ranks}), median {100 * self.median:.1f}% over "
@@ -433,7 +437,12 @@ def headline(table: pd.DataFrame) -> list[str]:
     lines = []
     for col, what in (("rel_err", "paper models"), ("refined_rel_err", "refined models")):
         w, m = worst_pattern(table, col), worst_pattern(table, col, by="median")
-        line = f"worst pattern, {what}: " + ("none predicted" if w is None else w.describe())
+        apart = sum(e.set_apart for e in pattern_summary(table, col))
+        # "none predicted" only when nothing was: a table whose points were all set apart
+        # (characterize on a busy machine) says so, or it reads as a model that predicts nothing
+        none = (f"no point counted: all {apart} predicted points were measured oversubscribed or under load "
+                "(set apart, listed per pattern)" if apart else "none predicted")
+        line = f"worst pattern, {what}: " + (none if w is None else w.describe())
         if m is not None and w is not None and m.pattern != w.pattern:
             line += f"; largest median: {m.describe()}"
         lines.append(line)

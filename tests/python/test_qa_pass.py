@@ -79,3 +79,24 @@ def test_pipeline_section_draws_only_ops_measured_both_ways(tmp_path: Path, gold
     assert one is not None and both is not None
     assert _png_width(both) == _png_width(one)          # one panel: scatter; the barrier adds none
     assert section_pipeline(ReportInput([load(iso), load(bar)])) is None   # nothing measured both ways
+
+
+def test_apps_headline_says_points_were_set_apart_not_unpredicted() -> None:
+    # characterize on a busy machine: every application point measured under load. The headline
+    # said "none predicted" and each pattern "no prediction over 0 points" beside a table of predictions
+    import pandas as pd
+
+    from latscope import apps_twins
+    t = pd.DataFrame({"pattern_key": ["dag", "dag", "remap sync"], "config": ["b=1", "b=2", "n=64"],
+                      "ranks": [2, 2, 2], "rel_err": [-0.5, 0.25, 0.1], "refined_rel_err": [0.1, 0.2, None],
+                      "oversubscribed": [False, False, False], "under_load": [True, True, True]})
+    lines = apps_twins.headline(t)
+    assert lines[0].startswith("worst pattern, paper models: no point counted: all 3 predicted points")
+    assert "all 2 predicted points" in lines[1]
+    dag = {e.pattern: e for e in apps_twins.pattern_summary(t, "rel_err")}["dag"]
+    assert dag.describe() == "dag: no point counted: all 2 set apart (oversubscribed or under load), their worst |error| 50.0%"
+    # nothing predicted at all: still "none predicted"
+    assert apps_twins.headline(t.assign(rel_err=None, refined_rel_err=None))[0].endswith("none predicted")
+    # one point counted: the usual headline
+    counted = apps_twins.headline(t.assign(under_load=[False, True, True]))[0]
+    assert counted.startswith("worst pattern, paper models: dag: worst |error| 50.0% (-50.0% at b=1, P = 2)")

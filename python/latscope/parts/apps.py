@@ -74,6 +74,7 @@ def after_demo(out: Path, results: list[Results], params: dict[str, Any]) -> Non
         print(f"application models: {line}", file=sys.stderr)
     for col, what in (("rel_err", "paper"), ("refined_rel_err", "refined")):
         per = "; ".join(f"{e.pattern} {'n/a' if e.worst is None else f'{100 * e.worst:.1f}%'}"
+                        + (f" ({e.set_apart} set apart)" if e.worst is None and e.set_apart else "")
                         for e in apps_twins.pattern_summary(table, col))
         print(f"application models: worst |error| per pattern ({what}): {per}", file=sys.stderr)
     print(f"application models: over {counted} points with a processor per rank, not under load -> "
