@@ -73,6 +73,17 @@ def _join_dash_values(ap: argparse.ArgumentParser, argv: list[str]) -> list[str]
     return out
 
 
+def _command_parser(ap: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command argv names (`budget`, `barrier compare`): its usage and
+    name go with an error about its arguments, not the top-level list of every command."""
+    p = ap
+    for w in argv:
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and w in subs[0].choices:
+            p = subs[0].choices[w]
+    return p
+
+
 def _fail(msg: str) -> int:
     print(f"latscope: error: {msg}", file=sys.stderr)
     return EXIT_USAGE
@@ -105,7 +116,7 @@ def _main(argv: list[str] | None = None) -> int:
     argv = _join_dash_values(ap, list(sys.argv[1:] if argv is None else argv))
     args, extra = ap.parse_known_args(argv)
     if extra and not getattr(args, "takes_extra", False):   # only `latscope bench` passes words on
-        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+        _command_parser(ap, argv).error(f"unrecognized arguments: {' '.join(extra)}")
     args.unparsed = extra   # the words no parser took (a command that sets takes_extra reads them)
     try:
         return int(args._commands.find(args).main(args))

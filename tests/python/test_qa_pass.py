@@ -100,3 +100,17 @@ def test_apps_headline_says_points_were_set_apart_not_unpredicted() -> None:
     # one point counted: the usual headline
     counted = apps_twins.headline(t.assign(under_load=[False, True, True]))[0]
     assert counted.startswith("worst pattern, paper models: dag: worst |error| 50.0% (-50.0% at b=1, P = 2)")
+
+
+@pytest.mark.parametrize("argv, who", [
+    (["budget", "--bogus"], "latscope budget: error: unrecognized arguments: --bogus"),
+    (["fit", "hockney", "f.jsonl", "--zz", "1"], "latscope fit hockney: error: unrecognized arguments: --zz 1"),
+])
+def test_unrecognized_argument_names_the_command(argv: list[str], who: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # was the top-level usage (every command listed) and "latscope: error: ..."
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert who in err and err.startswith(f"usage: latscope {' '.join(argv[:2 if argv[0] == 'fit' else 1])}")
