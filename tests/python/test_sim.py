@@ -418,3 +418,25 @@ def test_sweep_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
         cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim-sweep", "--L", "1us", *args, "-o",
                              str(tmp_path / "x.jsonl")], capture_output=True, text=True, timeout=TIMEOUT)
         assert cp.returncode == 2 and needle in cp.stderr and len(cp.stderr.splitlines()) == 1, (args, cp.stderr)
+
+
+def test_sweep_records_have_exactly_the_golden_files_fields(tmp_path: Path) -> None:
+    # tests/golden/results_sim_v3.jsonl (docs/results-schema.md "Simulation records"): a live
+    # sim-sweep writes the same fields, at every level of its records
+    def shape(x: object) -> object:
+        if isinstance(x, dict):
+            return {k: shape(v) for k, v in x.items() if k not in ("ops", "busy_s")}
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return "number"   # a JSON number: the C side prints %.17g, whole values without a point
+        return type(x).__name__ if x is not None else None
+
+    golden = [json.loads(line) for line in (Path(__file__).parents[1] / "golden" / "results_sim_v3.jsonl").open()]
+    goal = tmp_path / "d64.goal"
+    assert lsim("--algo", "dissemination", "--P", "64", "--goal-out", str(goal)).returncode == 0
+    out = tmp_path / "s.jsonl"
+    cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim-sweep", "--algos", "dissemination", "--P", "4",
+                         "--L", "1us", "--o", "0.2us", "--goal", str(goal), "--bins", "4", "-o", str(out)],
+                        capture_output=True, text=True, timeout=TIMEOUT)
+    assert cp.returncode == 0, cp.stderr
+    live = [json.loads(line) for line in out.open()]
+    assert [shape(r) for r in live] == [shape(r) for r in golden]
