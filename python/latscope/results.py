@@ -126,6 +126,15 @@ def _lines(p: Path) -> list[str]:
     return text.splitlines(keepends=True)
 
 
+def _one_document(lines: list[str]) -> bool:
+    """Whether the lines are one (pretty-printed) JSON document rather than JSON Lines."""
+    try:
+        json.loads("".join(lines))
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
 def load(path: str | Path) -> Results:
     """Load a results file; raises ResultsError naming the file and the line that breaks the schema.
 
@@ -153,6 +162,9 @@ def load(path: str | Path) -> Results:
             if truncated:
                 raise ResultsError(f"{p}:{lineno}: the metadata record is truncated ({e.msg} at column {e.colno}); "
                                    "the file holds no complete record") from None
+            if meta is None and _one_document(lines):   # params.json, tune_scatter.json, ...
+                raise ResultsError(f"{p}: one JSON document, not a results file (JSON Lines: one record a line, "
+                                   "as latscope-bench writes; a parameters file goes to --params)") from None
             raise ResultsError(f"{p}:{lineno}: not JSON ({e.msg} at column {e.colno})") from None
         if not isinstance(rec, dict):
             raise ResultsError(f"{p}:{lineno}: a record must be a JSON object, not {type(rec).__name__}")

@@ -114,3 +114,15 @@ def test_unrecognized_argument_names_the_command(argv: list[str], who: str,
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert who in err and err.startswith(f"usage: latscope {' '.join(argv[:2 if argv[0] == 'fit' else 1])}")
+
+
+def test_a_json_document_given_as_results_says_what_it_is(tmp_path: Path, golden: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # `latscope results summary params.json` said "params.json:1: not JSON": it is JSON, one document
+    assert cli.main(["results", "summary", str(golden / "tune_scatter_v1.json")]) == 2
+    err = capsys.readouterr().err
+    assert "tune_scatter_v1.json: one JSON document, not a results file" in err and "not JSON" not in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a":\n 1\n')   # what is not JSON at all still names the line
+    assert cli.main(["results", "summary", str(bad)]) == 2
+    assert "bad.jsonl:1: not JSON" in capsys.readouterr().err
