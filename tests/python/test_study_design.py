@@ -73,11 +73,12 @@ def test_bad_launches_exit_2_naming_the_line(tables: Path, tmp_path: Path, capsy
     from latscope import study_cli
 
     for bad, words in (("launches = 0\n", "'launches' = 0: must be >= 1"),
-                       ('launches = "3"\n', "'launches' = '3': must be an integer >= 1")):
+                       ('launches = "3"\n', "'launches' = '3': must be an integer >= 1"),
+                       ("pin = 1\n", "'pin' = 1: true or false")):
         p = _plan(tmp_path, tables, bad)
         assert study_cli.main(["run", str(p), "-o", str(tmp_path / "out")]) == 2
         err = capsys.readouterr().err.strip()
-        assert err.endswith(f"{p}:2: {words}"), err
+        assert f"{p}:2: {words}" in err and len(err.splitlines()) == 1, err
     assert not (tmp_path / "out").exists()
 
 
@@ -136,18 +137,21 @@ def test_runtimes_relative_to_their_block() -> None:
 
 def test_study_with_launches_records_resumes_and_analyzes(tables: Path, tmp_path: Path) -> None:
     plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.format(d=tables, launches="launches = 2\n").replace("[apps.ep]\nargs = [\"--class\", \"S\"]\n", ""))
+    plan.write_text(PLAN.format(d=tables, launches="launches = 2\npin = true\n")
+                    .replace("[apps.ep]\nargs = [\"--class\", \"S\"]\n", ""))
     out = tmp_path / "out"
     cmd = [*LATSCOPE, "study", "run", str(plan), "-o", str(out)]
     cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert cp.returncode == 0, cp.stderr
     assert "launch=1" in cp.stderr
     recs = [json.loads(ln) for ln in (out / "runs.jsonl").read_text().splitlines()]
-    assert recs[0]["launches"] == 2
+    assert recs[0]["launches"] == 2 and recs[0]["pin"] is True
     runs = [r for r in recs if r["type"] == "run"]
     assert sorted((r["cell"], r["launch"]) for r in runs) == \
         sorted((f"cg|{t}|1|{k}", n) for t in ("c", "l") for k in range(2) for n in range(2))
     assert all(r["status"] == "ok" for r in runs)
+    # pin: each rank bound to a core of its own (MPICH's -bind-to core, Open MPI's --bind-to core)
+    assert all("bind-to core" in r["command"] for r in runs)
     assert len({r["seed"] for r in runs if r["rep"] == 0}) == 1
     cp = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0 and "0 to go" in cp.stderr

@@ -129,7 +129,7 @@ def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, A
     from latscope.inject import ENV_KEYS, InjectSettings
     from latscope.run import launch, program
 
-    ln = launch(cell.np)
+    ln = launch(cell.np, pin=plan.pin)
     prog = cell.app.program if "/" in cell.app.program else str(program(cell.app.program))
     app_cmd = [prog, *cell.app.args]
     nth = f".l{cell.launch}" if cell.launch else ""
@@ -248,7 +248,7 @@ def _meta(plan: Plan) -> dict[str, Any]:
 
     return {"type": "meta", "schema": SCHEMA, "tool": "latscope", "version": __version__,
             "plan": str(plan.path.resolve()), "plan_digest": plan.digest, "plan_text": plan.text,
-            "seed": plan.seed, "repetitions": plan.repetitions, "launches": plan.launches, "calls": plan.calls, "coll": plan.coll,
+            "seed": plan.seed, "repetitions": plan.repetitions, "launches": plan.launches, "pin": plan.pin, "calls": plan.calls, "coll": plan.coll,
             "tables": [{"name": t.name, "path": None if t.path is None else str(t.path),
                         "distribution": t.distribution, "mean_s": t.mean_s, "sd_s": t.sd_s} for t in plan.tables],
             "apps": [{"name": a.name, "program": a.program, "args": list(a.args), "np": list(a.nps),

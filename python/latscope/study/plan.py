@@ -15,7 +15,7 @@ from latscope.study import StudyError
 # The applications are the mini-apps of latscope.miniapps.REGISTRY (docs/miniapps.md), each
 # printing one line `latscope-miniapp app=... runtime_s=... verification=passed|failed ...`.
 NO_TABLE = "none"        # a table entry with this value runs the application without the injector
-TOP_KEYS = {"repetitions", "launches", "seed", "np", "timeout_s", "calls", "coll", "tables", "apps"}
+TOP_KEYS = {"repetitions", "launches", "pin", "seed", "np", "timeout_s", "calls", "coll", "tables", "apps"}
 COLL_MODES = ("calls", "messages")    # LATSCOPE_INJECT_COLL (docs/delay-table.md, "Per call or per message")
 APP_KEYS = {"args", "np", "program", "timeout_s"}
 MAX_NP = 1024
@@ -71,6 +71,7 @@ class Plan:
     tables: list[Table]
     apps: list[App]
     launches: int = 1
+    pin: bool = False            # each rank bound to a core of its own (latscope.run.launch(pin=True))
     digest: str = field(default="")
 
     def blocks(self) -> list[list[Cell]]:
@@ -253,6 +254,9 @@ def parse_plan(path: Path) -> Plan:
     ck.unknown(doc, TOP_KEYS, None)
     reps = ck.integer(doc, "repetitions", None, 1, None)
     launches = ck.integer(doc, "launches", None, 1, 1)
+    pin = doc.get("pin", False)
+    if not isinstance(pin, bool):
+        raise ck.fail(None, "pin", f"'pin' = {pin!r}: true or false (bind each rank to a core of its own)")
     seed = ck.integer(doc, "seed", None, 0, 1)
     timeout = ck.number(doc, "timeout_s", None, 300.0)
     default_np = ck.nps(doc, None, [2])
@@ -272,6 +276,6 @@ def parse_plan(path: Path) -> Plan:
     if not isinstance(adoc, dict) or not adoc:
         raise ck.fail(None, None, "at least one [apps.NAME] section is required (e.g. [apps.cg])")
     apps = [_app(ck, k, v, default_np, timeout) for k, v in adoc.items()]
-    plan = Plan(path, text, reps, seed, calls, str(coll), tables, apps, launches)
+    plan = Plan(path, text, reps, seed, calls, str(coll), tables, apps, launches, pin)
     plan.digest = f"{zlib.crc32(text.encode()):08x}"
     return plan
