@@ -59,6 +59,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                                                  "two in the range; default 2..2^16)")
     p.add_argument("--goal", action="append", default=[], metavar="FILE",
                    help="a GOAL file to simulate too (its own P; its critical path goes to the report); repeatable")
+    p.add_argument("--critical-path", dest="cp_P", type=int, metavar="P",
+                   help="also each algorithm at P ranks written as GOAL and run as such, for its critical path (a "
+                        "generated schedule records none; GOAL follows LogGOPSim's progress rule, docs/sim.md)")
     add_sim_args(p, table_help="latscope delay table: every point is run without it and with it (and the OS noise)")
     p.add_argument("--bins", type=int, default=20, help="histogram bins of the finish times (default 20)")
     p.add_argument("-o", "--out", default="sim.jsonl", help="results file (default sim.jsonl)")
@@ -132,9 +135,27 @@ def meta_record(args: argparse.Namespace, params: dict[str, Any], algos: list[st
             "utc_time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "ranks_per_host": None, "cpus_online": None, "cpus_available": None, "oversubscribed": None,
             "load": None, "job": None,
-            "sim": {"algos": algos, "P": Ps, "goal": list(args.goal), "params": params, "table": args.table,
+            "sim": {"algos": algos, "P": Ps, "goal": list(args.goal), "critical_path_P": args.cp_P,
+                    "params": params, "table": args.table,
                     "noise": None if args.noise_period is None else {"period_s": args.noise_period,
                                                                      "detour_s": args.noise_detour}}}
+
+
+def write_goal(algo: str, args: argparse.Namespace, path: Path) -> Path | None:
+    """``algo`` at ``args.cp_P`` ranks as GOAL text (latscope-sim --goal-out); None, with a note,
+    for a schedule GOAL cannot express (tree-shm's flag)."""
+    import subprocess
+
+    from latscope import sim
+    from latscope.run import program
+    cmd = [str(program(sim.PROGRAM)), "--algo", algo, "--P", str(args.cp_P), "--size", str(args.size),
+           "--goal-out", str(path)] + (["--k", str(args.k)] if args.k is not None else [])
+    cp = subprocess.run(cmd, capture_output=True, text=True)
+    if cp.returncode != 0:
+        msg = cp.stderr.strip().splitlines()[-1] if cp.stderr.strip() else f"exit status {cp.returncode}"
+        print(f"{PROG}: no critical path for {algo}: {msg.removeprefix(sim.PROGRAM + ': error: ')}", file=sys.stderr)
+        return None
+    return path
 
 
 def main(args: argparse.Namespace) -> int:
@@ -168,8 +189,14 @@ def main(args: argparse.Namespace) -> int:
         out = Path(args.out)
         runs: list[tuple[str, dict[str, Any]]] = [(a, {"schedule": a, "P": P}) for a in algos for P in Ps]
         runs += [(Path(gp).name, {"schedule": Path(gp)}) for gp in args.goal]
+        if args.cp_P is not None and not 1 <= args.cp_P <= 1 << 16:
+            return _fail(f"--critical-path {args.cp_P}: must be 1..65536 (the GOAL text holds every operation)")
         with tempfile.TemporaryDirectory(prefix="latscope-sim-sweep-") as tmp, out.open("w") as f:
             per_rank = Path(tmp) / "per_rank.jsonl"
+            for a in algos if args.cp_P is not None else []:
+                goal = write_goal(a, args, Path(tmp) / f"{a}.goal")
+                if goal is not None:
+                    runs.append((f"{a} (GOAL)", {"schedule": goal}))
             f.write(json.dumps(meta_record(args, dataclasses.asdict(par), algos, Ps)) + "\n")
             for name, what in runs:
                 for table, nz in variations:

@@ -381,12 +381,20 @@ def test_sweep_writes_results_the_report_draws_alone_and_mixed(tmp_path: Path, t
     out = tmp_path / "sim.jsonl"
     cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim-sweep", "--algos", "dissemination,tree-shm",
                          "--P", "2..2^6,100", "--L", f"{L}s", "--os", f"{OS}s", "--or", f"{OR}s", "--table", str(table),
-                         "--goal", str(goal), "-o", str(out)], capture_output=True, text=True, timeout=TIMEOUT)
+                         "--goal", str(goal), "--critical-path", "8", "-o", str(out)], capture_output=True, text=True,
+                        timeout=TIMEOUT)
     assert cp.returncode == 0, cp.stderr
+    assert "no critical path for tree-shm" in cp.stderr   # a flag: no GOAL text, a note, the sweep goes on
     recs = [json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} in JSON")) for line in out.open()]
     pts = [r for r in recs[1:] if r["type"] == "point"]
     assert recs[0]["type"] == "meta" and recs[0]["bench"] == "sim"
-    assert len(pts) == 2 * 7 * 2 + 2    # (algorithm, P) and the GOAL file, each without and with the table
+    # (algorithm, P), the GOAL file and dissemination written as GOAL at P = 8, each without and with the table
+    assert len(pts) == 2 * 7 * 2 + 2 + 2
+    as_goal = [r for r in pts if r["op"] == "dissemination (GOAL)"]
+    assert [r["ranks"] for r in as_goal] == [8, 8] and all(r["critical_path"]["length"] >= 3 for r in as_goal)
+    # the GOAL text of the generated schedule, without variation, ends when the generated run does
+    assert close(as_goal[0]["time_s"], barrier_time_s(LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=0.0), 8,
+                                                      "dissemination"))
     par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=0.0)
     for r in pts:
         assert r["n"] == r["ranks"] and r["min_s"] <= r["median_s"] <= r["max_s"] == r["time_s"]

@@ -104,11 +104,12 @@ def section_finish_and_path(inp: "ReportInput") -> str | None:
                      f"rank {last['rank']}: {last['op']} (line {last['line']}) at {fmt_time(last['end_s'])}"})
     if rows:
         body += ("<p>Critical paths (the operations that decided the end time, followed back from the last one; "
-                 "the time each kind of operation holds on it):</p>" + table(pd.DataFrame(rows)))
+                 "per kind of operation, the time from the start of each on the path to its end: a receive counts "
+                 "from its posting, so its wait is in it):</p>" + table(pd.DataFrame(rows)))
     else:
         body += ("<p>No critical path in these records: generated schedules record none; give "
-                 "<code>latscope sim-sweep --goal FILE</code> (or write one with <code>latscope-sim --goal-out</code>)"
-                 ".</p>")
+                 "<code>latscope sim-sweep --critical-path P</code> (each algorithm run as GOAL at P ranks) or "
+                 "<code>--goal FILE</code>.</p>")
     n = len(df)
     return body + f"<p>{html.escape(str(n))} simulation records.</p>"
 
