@@ -133,11 +133,12 @@ def main(args: argparse.Namespace) -> int:
         ps = load_params(args.params)
         lo = loop_options(args, ps.source)
         df = compare(ps.model, args.files, L_raw_s=loop_latency_s(ps.source), post_s=lo.post_s, flag_s=lo.flag_s,
-                     bcast=lo.bcast, mcast_s=lo.mcast_s, poll_s=lo.poll_s)
+                     bcast=lo.bcast, mcast_s=lo.mcast_s, poll_s=lo.poll_s, L_poll_s=lo.L_poll_s, wait_s=lo.wait_s)
     except (ModelError, ResultsError) as e:
         return _fail(str(e))
     except FileNotFoundError as e:
-        return _fail(f"{e.filename}: no such file")
+        from latscope.cli import no_such
+        return _fail(no_such(e))
     if df.empty:
         return _fail(f"no barrier records (bench coll, op barrier) in {', '.join(args.files)}")
     if args.json:

@@ -84,6 +84,16 @@ def _command_parser(ap: argparse.ArgumentParser, argv: list[str]) -> argparse.Ar
     return p
 
 
+def no_such(e: FileNotFoundError) -> str:
+    """A missing file's message; where its folder is what is missing (`-o /no/dir/x.tbl`), that
+    folder is named: 'no such file' read as if the output had to exist already."""
+    name = str(e.filename)
+    parent = os.path.dirname(name)
+    if parent and not os.path.isdir(parent):
+        return f"{name}: no such file or directory ({parent} does not exist)"
+    return f"{name}: no such file"
+
+
 def _fail(msg: str) -> int:
     print(f"latscope: error: {msg}", file=sys.stderr)
     return EXIT_USAGE
@@ -101,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except FileNotFoundError as e:
-        return _fail(f"{e.filename}: no such file")
+        return _fail(no_such(e))
     except Exception as e:  # noqa: BLE001 - no Python traceback reaches a user
         if os.environ.get("LATSCOPE_DEBUG") == "1":
             raise
@@ -123,7 +133,7 @@ def _main(argv: list[str] | None = None) -> int:
     except ValueError as e:   # bad input (ResultsError, FitError, ... are ValueErrors): one line, exit 2
         return _fail(str(e))
     except FileNotFoundError as e:
-        return _fail(f"{e.filename}: no such file")
+        return _fail(no_such(e))
     except LaunchError as e:
         return _fail(str(e))
 

@@ -87,7 +87,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"latscope: error: {e}", file=sys.stderr)
         return 2
     except FileNotFoundError as e:
-        print(f"latscope: error: {e.filename}: no such file", file=sys.stderr)
+        from latscope.cli import no_such
+        print(f"latscope: error: {no_such(e)}", file=sys.stderr)
         return 2
     print_fit(f)
     if args.json:

@@ -223,7 +223,8 @@ def main(args: argparse.Namespace | list[str] | None = None) -> int:
     except D.TableError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
     except FileNotFoundError as e:
-        print(f"{PROG}: error: {e.filename}: no such file", file=sys.stderr)
+        from latscope.cli import no_such
+        print(f"{PROG}: error: {no_such(e)}", file=sys.stderr)
     except ValueError as e:  # e.g. a results file that breaks its schema (ResultsError)
         print(f"{PROG}: error: {e}", file=sys.stderr)
     return EXIT_USAGE

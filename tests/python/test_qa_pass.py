@@ -126,3 +126,15 @@ def test_a_json_document_given_as_results_says_what_it_is(tmp_path: Path, golden
     bad.write_text('{"a":\n 1\n')   # what is not JSON at all still names the line
     assert cli.main(["results", "summary", str(bad)]) == 2
     assert "bad.jsonl:1: not JSON" in capsys.readouterr().err
+
+
+def test_an_output_into_a_missing_folder_names_the_folder(tmp_path: Path, golden: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # was "x.tbl: no such file", as if the file to be written had to exist
+    out = tmp_path / "nodir" / "x.tbl"
+    assert cli.main(["tables", "make", "constant", "--mean", "20us", "-o", str(out)]) == 2
+    assert f"{out}: no such file or directory ({out.parent} does not exist)" in capsys.readouterr().err
+    assert cli.main(["report", str(golden / "results_p2p_v3.jsonl"), "-o", str(out.with_suffix(".html"))]) == 2
+    assert f"({out.parent} does not exist)" in capsys.readouterr().err
+    assert cli.main(["results", "summary", str(tmp_path / "none.jsonl")]) == 2   # a missing input: as before
+    assert f"{tmp_path / 'none.jsonl'}: no such file" in capsys.readouterr().err
