@@ -96,7 +96,7 @@ def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
         line = ax.errorbar(g["blocks"], g["median_s"] * 1e3,
                            yerr=[(g["median_s"] - g["ci_lo_s"]).clip(lower=0) * 1e3,
                                  (g["ci_hi_s"] - g["median_s"]).clip(lower=0) * 1e3],
-                           marker="o", ls="none", label=f"measured P={P} n={grid}")
+                           marker="o", ls="none", label=f"measured P={P} n={int(grid)}")
         if int(P) >= 2:
             try:
                 dag = DiamondDAG(n=int(grid), P=int(P), task_s=task, params=tp.params, bytes_per_value=float(vb))

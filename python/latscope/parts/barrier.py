@@ -82,6 +82,11 @@ def section_logp(inp: ReportInput) -> str | None:
             + ". Medians per size with their CIs (order statistics); post, poll, flag and mcast (= mcast − RTT/2) beyond "
             "LogP, for the barrier loop simulation.</p>")
     notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in f.notes)
+    neg = [fmt_size(r.size_bytes) for r in f.rows if r.L_s < 0]
+    if neg:   # a negative latency in a column headed L reads as a broken measurement: say why
+        notes += (f"<p>L per size is negative at {', '.join(neg)}: there o_s and o_r (the time in the send and "
+                  "the receive call) each contain the transfer itself (on shared memory the CPU does the copy), so "
+                  "their sum exceeds RTT/2. LogGP's L above is the smallest size's.</p>")
     return head + pd.DataFrame(rows).to_html(index=False, border=0, classes="t") + notes
 
 
@@ -94,7 +99,8 @@ def section_compare(inp: ReportInput) -> str | None:
         # the loop's hop: logp's rtt_loop (the round trip in the benchmark's own loop) when measured
         L_loop = f.L_s if f.L_loop_s is None else f.L_loop_s
         df = compare_results(params, inp.results, L_raw_s=L_loop, post_s=f.aux_s("post") or 0.0,
-                             flag_s=f.aux_s("flag"), mcast_s=f.aux_s("mcast"), poll_s=f.aux_s("poll"))
+                             flag_s=f.aux_s("flag"), mcast_s=f.aux_s("mcast"), poll_s=f.aux_s("poll"),
+                             L_poll_s=f.L_poll_s, wait_s=f.wait_s)
     except ModelError:
         return None
     if df.empty:
