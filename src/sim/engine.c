@@ -16,7 +16,12 @@
  *
  * Memory: per rank one 64-byte rank_t and its queues' heads (24 bytes); in flight, one 32-byte
  * event per message (and a pool entry while it waits in a queue); the chunk pool, the entry pool
- * and the heaps grow by doubling, never one malloc per message. */
+ * and the heaps grow by doubling, never one malloc per message.
+ *
+ * Why one file of over 600 lines (docs/architecture.md): the queue, the rank state, matching and
+ * the operations' costs are the inner loop of every event; kept in one translation unit, they are
+ * static functions the compiler inlines into it (bench/sim_scale.py measures that loop). Split
+ * out are what is not on it: GOAL parsing (goal.c) and the generated programs (programs.c). */
 #include "sim.h"
 #include "latscope/errors.h"
 #include "table.h"
