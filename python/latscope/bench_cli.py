@@ -3,26 +3,40 @@ latscope-bench's own); `--launches N` repeats it in N launches into one file."""
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from typing import Any
 
-from latscope.run import add_launcher_args, run_program
+from latscope.run import add_launcher_args, program, run_program
 
 
 def add_parser(subparsers: Any) -> None:
-    b = subparsers.add_parser("bench", help="run a benchmark under MPI (options after the kind go to latscope-bench)")
-    b.add_argument("kind", help="the latscope-bench command: p2p, coll, ... (latscope-bench --help lists them)")
+    # -h is ours to handle: `latscope bench p2p --help` shows latscope-bench's options for p2p as
+    # well, where argparse's own -h stopped at this wrapper's few launching options
+    b = subparsers.add_parser("bench", add_help=False,
+                              help="run a benchmark under MPI (options after the kind go to latscope-bench)")
+    b.add_argument("-h", "--help", action="store_true", help="show this help (with a kind: latscope-bench's as well)")
+    b.add_argument("kind", nargs="?", help="the latscope-bench command: p2p, coll, ... (latscope-bench --help lists them)")
     add_launcher_args(b)
     b.add_argument("--launches", metavar="N", default=None,
                    help="repeat the run in N separate launches into one file (each record gets its 'launch'); "
                         "prints the launch-to-launch spread and a CI across launches, and warns when launches "
                         "disagree beyond their own CIs")
     # the words latscope does not know are latscope-bench's: cli.py leaves them in args.unparsed
-    b.set_defaults(takes_extra=True)
+    b.set_defaults(takes_extra=True, bench_parser=b)
 
 
 def main(args: argparse.Namespace) -> int:
     extra: list[str] = args.unparsed
+    if args.help:
+        args.bench_parser.print_help()
+        if args.kind is None:
+            return 0
+        print(f"\nlatscope-bench {args.kind} --help:\n", flush=True)
+        # the help needs no launcher: the program prints it before MPI starts (a singleton at most)
+        return subprocess.run([str(program("latscope-bench")), args.kind, "--help"], check=False).returncode
+    if args.kind is None:
+        args.bench_parser.error("the following arguments are required: kind")
     if args.np is not None and args.np < 1:
         print(f"latscope: error: --np {args.np}: must be a positive number of ranks", file=sys.stderr)
         return 2

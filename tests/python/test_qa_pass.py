@@ -138,3 +138,16 @@ def test_an_output_into_a_missing_folder_names_the_folder(tmp_path: Path, golden
     assert f"({out.parent} does not exist)" in capsys.readouterr().err
     assert cli.main(["results", "summary", str(tmp_path / "none.jsonl")]) == 2   # a missing input: as before
     assert f"{tmp_path / 'none.jsonl'}: no such file" in capsys.readouterr().err
+
+
+def test_bench_kind_help_shows_latscope_bench_options(capfd: pytest.CaptureFixture[str]) -> None:
+    # was the wrapper's launching options only: nothing about --sizes, --op, ...
+    assert cli.main(["bench", "p2p", "--help"]) == 0
+    out = capfd.readouterr().out
+    assert out.startswith("usage: latscope bench") and "latscope-bench p2p --help:" in out and "--sizes" in out
+    assert cli.main(["bench", "--help"]) == 0
+    out = capfd.readouterr().out   # no kind: the wrapper's help alone
+    assert out.startswith("usage: latscope bench") and "--help:" not in out and "--sizes" not in out
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench"])
+    assert e.value.code == 2 and "required: kind" in capfd.readouterr().err
