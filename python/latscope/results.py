@@ -170,6 +170,9 @@ def load(path: str | Path) -> Results:
             raise ResultsError(f"{p}:{lineno}: a record must be a JSON object, not {type(rec).__name__}")
         kind = rec.get("type")
         if meta is None:
+            if kind == "budget_meta":   # `latscope budget -o FILE`'s format (docs/budget.md)
+                raise ResultsError(f"{p}: a latscope budget file, not a results file: `latscope budget show {p}` "
+                                   "prints it (characterize's report draws it from beside the results)")
             if kind != "meta":
                 raise ResultsError(f"{p}:{lineno}: the first record must be the metadata (type 'meta'), "
                                    f"not {kind!r}")

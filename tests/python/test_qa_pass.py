@@ -151,3 +151,10 @@ def test_bench_kind_help_shows_latscope_bench_options(capfd: pytest.CaptureFixtu
     with pytest.raises(SystemExit) as e:
         cli.main(["bench"])
     assert e.value.code == 2 and "required: kind" in capfd.readouterr().err
+
+
+def test_a_budget_file_given_as_results_points_to_budget_show(golden: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # was "the first record must be the metadata (type 'meta'), not 'budget_meta'"
+    assert cli.main(["report", str(golden / "budget_v1.jsonl"), "-o", "/dev/null"]) == 2
+    assert "a latscope budget file, not a results file: `latscope budget show" in capsys.readouterr().err
