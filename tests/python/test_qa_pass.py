@@ -158,3 +158,15 @@ def test_a_budget_file_given_as_results_points_to_budget_show(golden: Path,
     # was "the first record must be the metadata (type 'meta'), not 'budget_meta'"
     assert cli.main(["report", str(golden / "budget_v1.jsonl"), "-o", "/dev/null"]) == 2
     assert "a latscope budget file, not a results file: `latscope budget show" in capsys.readouterr().err
+
+
+def test_report_params_that_are_not_a_params_file(tmp_path: Path, golden: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # was "latscope: error: Expecting value: line 1 column 1 (char 0)": no file named
+    res = str(golden / "results_p2p_v3.jsonl")
+    out = str(tmp_path / "r.html")
+    assert cli.main(["report", res, "--params", res, "-o", out]) == 2
+    assert f"--params {res}: not a JSON parameters file (Extra data at line 2)" in capsys.readouterr().err
+    (tmp_path / "list.json").write_text("[1]\n")
+    assert cli.main(["report", res, "--params", str(tmp_path / "list.json"), "-o", out]) == 2
+    assert "a parameters file is a JSON object, not list" in capsys.readouterr().err
