@@ -87,6 +87,8 @@ def _command_parser(ap: argparse.ArgumentParser, argv: list[str]) -> argparse.Ar
 def no_such(e: FileNotFoundError) -> str:
     """A missing file's message; where its folder is what is missing (`-o /no/dir/x.tbl`), that
     folder is named: 'no such file' read as if the output had to exist already."""
+    if e.filename is None:   # pyarrow's: the path only in its text ("Failed to open local file '...'")
+        return str(e.args[-1] if e.args else e)
     name = str(e.filename)
     parent = os.path.dirname(name)
     if parent and not os.path.isdir(parent):

@@ -233,7 +233,7 @@ def decide_results(res: Any) -> DecisionTable:
     """decide() on a loaded latscope-bench tune results file (latscope.results.Results)."""
     pts = res.points
     if pts.empty or "alg" not in pts:
-        raise TuneError(f"{res.path}: no collective points")
+        raise TuneError(f"{res.path}: no collective points (latscope-bench tune or coll results)")
     m = res.meta
     return decide(pts, str(m.get("op")), int(m.get("ranks")), (m.get("timer") or {}).get("name"), m.get("timing_method"),
                   m.get("mpi_library"), m.get("utc_time"), m.get("version"), target_of(m))

@@ -56,7 +56,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             table = decide_results(load(args.decide))
         except (TuneError, ResultsError) as e:
-            return _fail(f"{args.decide}: {e}")
+            return _fail(f"--decide: {e}")   # the error names the file already
         except FileNotFoundError:
             return _fail(f"--decide {args.decide}: no such file")
         print(table.to_text())

@@ -170,3 +170,19 @@ def test_report_params_that_are_not_a_params_file(tmp_path: Path, golden: Path,
     (tmp_path / "list.json").write_text("[1]\n")
     assert cli.main(["report", res, "--params", str(tmp_path / "list.json"), "-o", out]) == 2
     assert "a parameters file is a JSON object, not list" in capsys.readouterr().err
+
+
+def test_bad_params_and_tune_inputs_name_the_file_once(tmp_path: Path, golden: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    res = str(golden / "results_p2p_v3.jsonl")
+    # was "params file: not valid JSON (...)": which file?
+    assert cli.main(["model", "p2p", "--params", res]) == 2
+    assert f"{res}: params file: not valid JSON" in capsys.readouterr().err
+    # was "FILE: FILE: no collective points"
+    assert cli.main(["tune", "--decide", res]) == 2
+    err = capsys.readouterr().err
+    assert err.count(res) == 1 and "no collective points (latscope-bench tune or coll results)" in err
+    # pyarrow's FileNotFoundError has no filename: was "None: no such file"
+    assert cli.main(["results", "export", res, "--parquet", "-o", str(tmp_path / "no" / "x.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert "None" not in err and str(tmp_path / "no" / "x.parquet") in err

@@ -441,7 +441,10 @@ def load_params(path: str | Path) -> ParamSet:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ModelError(f"params file {str(path)!r}: cannot read ({e.strerror})") from None
-    return from_json(text)
+    try:
+        return from_json(text)
+    except ModelError as e:   # from_json sees text only: name the file it came from
+        raise ModelError(f"{path}: {e}") from None
 
 
 def save_params(path: str | Path, params: ModelParams | ParamSet, network: NetworkParams | None = None) -> None:
