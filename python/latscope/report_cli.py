@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,29 @@ def _params(path: str) -> dict[str, Any]:
     return params
 
 
+def _is_budget(path: str) -> bool:
+    """Whether the file is `latscope budget`'s output (its first record 'budget_meta')."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return False   # the results loader reports what is wrong with it
+    return isinstance(first, dict) and first.get("type") == "budget_meta"
+
+
 def main(args: argparse.Namespace) -> int:
     from latscope import report
     from latscope.results import load
     params = _params(args.params) if args.params else {}
-    out = report.build([load(f) for f in args.files], Path(args.out), params)
+    # `latscope report results/demo/*.jsonl` takes characterize's budget.jsonl too: the budget
+    # section draws it from beside the results (docs/budget.md), so it is passed over, not an error
+    budgets = [f for f in args.files if _is_budget(f)]
+    for f in budgets:
+        print(f"latscope report: note: {f} is a budget file, not results: the report shows the budget.jsonl "
+              "that lies beside its results files", file=sys.stderr)
+    files = [f for f in args.files if f not in budgets]
+    if not files:
+        raise ValueError("no results files among the files given (budget files only); give latscope-bench's *.jsonl")
+    out = report.build([load(f) for f in files], Path(args.out), params)
     print(out)
     return 0

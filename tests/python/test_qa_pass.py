@@ -156,8 +156,18 @@ def test_bench_kind_help_shows_latscope_bench_options(capfd: pytest.CaptureFixtu
 def test_a_budget_file_given_as_results_points_to_budget_show(golden: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     # was "the first record must be the metadata (type 'meta'), not 'budget_meta'"
-    assert cli.main(["report", str(golden / "budget_v1.jsonl"), "-o", "/dev/null"]) == 2
+    assert cli.main(["results", "summary", str(golden / "budget_v1.jsonl")]) == 2
     assert "a latscope budget file, not a results file: `latscope budget show" in capsys.readouterr().err
+
+
+def test_report_passes_over_a_budget_file(tmp_path: Path, golden: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `latscope report results/demo/*.jsonl` includes characterize's budget.jsonl: it was an error
+    out = tmp_path / "r.html"
+    assert cli.main(["report", str(golden / "results_p2p_v3.jsonl"), str(golden / "budget_v1.jsonl"),
+                     "-o", str(out)]) == 0
+    assert out.stat().st_size > 0 and "budget_v1.jsonl is a budget file, not results" in capsys.readouterr().err
+    assert cli.main(["report", str(golden / "budget_v1.jsonl"), "-o", str(out)]) == 2   # nothing else: an error
+    assert "no results files among the files given" in capsys.readouterr().err
 
 
 def test_report_params_that_are_not_a_params_file(tmp_path: Path, golden: Path,
