@@ -102,7 +102,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
               + ("" if f.L_loop_s is None else f"in the loop: L = {f.L_loop_s * 1e9:.0f} ns, RTT/2 = "
                  f"{(f.o_s_s + f.L_loop_s + f.o_r_s) * 1e9:.0f} ns; ")
               + ", ".join(f"{op} = " + ("-" if aux(f, op) is None else f"{(aux(f, op) or 0) * 1e9:.0f} ns")
-                          for op in ("post", "poll", "flag", "mcast")))
+                          for op in ("post", "poll", "flag", "mcast", "rtt_poll", "rwait")))
     res = []
     for np_ in nps:
         out = td / f"b{np_}.jsonl"
@@ -114,7 +114,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
     # the loop's hop: logp's rtt_loop (the round trip in this same loop) when measured
     df = compare_results(params, res, L_raw_s=f.L_s if f.L_loop_s is None else f.L_loop_s,
                          post_s=aux(f, "post") or 0.0, flag_s=aux(f, "flag"), mcast_s=aux(f, "mcast"),
-                         poll_s=aux(f, "poll"))
+                         poll_s=aux(f, "poll"), L_poll_s=f.L_poll_s, wait_s=f.wait_s)
     loaded = [r for r in res if "under_load" in r.points and r.points["under_load"].fillna(False).astype(bool).any()]
     note = f"{len(loaded)} of {len(res)} barrier files had points under load" if loaded else "no point under load"
     if drift:

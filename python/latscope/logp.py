@@ -67,10 +67,16 @@ STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 #   rtt_loop  the round trip in seed 002's barrier benchmark loop (back to back, 30 us of work
 #         between): L_loop = rtt_loop/2 - o_s - o_r is the hop of the barrier loop simulation (the
 #         isolated rtt, after the driver's allreduce, sat 20-40 % above it in some launches here)
-# Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s / rtt_loop_s and
-# L_loop_s (with their CIs under source.post / poll / flag / mcast / rtt_loop), where `latscope
-# barrier compare` and `predict barrier` read them.
-AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop")
+#   rtt_poll  rtt_loop with both receives polled: L_poll = rtt_poll/2 - o_s - poll is the latency
+#         a polling receiver sees (no blocking wait on the way; the linear-2net gather's hop)
+#   rwait send, then a blocking receive of the reply the partner sends as soon as it sees the
+#         message by polling: wait_s = rwait - o_s is the least time a blocking receive that has
+#         to wait takes (MPICH looks again only after a sched_yield; docs/barriers.md "Blocking waits")
+# Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s / rtt_loop_s /
+# rtt_poll_s / rwait_s, L_loop_s, L_poll_s and wait_s (with their CIs under source.post / poll /
+# flag / mcast / rtt_loop / rtt_poll / rwait), where `latscope barrier compare` and `predict
+# barrier` read them.
+AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop", "rtt_poll", "rwait")
 
 
 class LogPFitError(ValueError):
@@ -142,6 +148,20 @@ class LogPFit:
         rtt_loop = self.aux_s("rtt_loop")
         return None if rtt_loop is None else rtt_loop / 2 - self.o_s_s - self.o_r_s
 
+    @property
+    def L_poll_s(self) -> float | None:
+        """``rtt_poll/2 - o_s - poll`` at the smallest size: the latency seen by a receiver that polls
+        (``None`` when rtt_poll or poll was not measured). May be negative, as L_s."""
+        rtt_poll, poll = self.aux_s("rtt_poll"), self.aux_s("poll")
+        return None if rtt_poll is None or poll is None else rtt_poll / 2 - self.o_s_s - poll
+
+    @property
+    def wait_s(self) -> float | None:
+        """``rwait - o_s``: the least time a blocking receive that has to wait takes (``None`` when
+        rwait was not measured; floored at 0)."""
+        rwait = self.aux_s("rwait")
+        return None if rwait is None else max(rwait - self.o_s_s, 0.0)
+
     def loggp_params(self) -> dict[str, Any]:
         p: dict[str, Any] = {"L_s": max(0.0, self.L_s), "o_s_s": self.o_s_s, "o_r_s": self.o_r_s, "g_s": self.g_s,
                              "G_s_per_byte": max(0.0, self.G_s_per_byte)}
@@ -184,6 +204,10 @@ class LogPFit:
             src[op] = e.to_dict()
         if self.L_loop_s is not None:
             src["L_loop_s"] = self.L_loop_s
+        if self.L_poll_s is not None:
+            src["L_poll_s"] = self.L_poll_s
+        if self.wait_s is not None:
+            src["wait_s"] = self.wait_s
         if meta:
             src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time", "hosts", "ranks")})
         return src
@@ -351,8 +375,9 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
         # for the CI: the two medians are independent, their intervals' ends combine). The way
         # back is a message to a rank that has just broadcast and waits briefly, the state of the
         # loop's round trip (rtt_loop) rather than of the isolated rtt, whose partner may still be
-        # leaving the stop-sync (docs/barriers.md): rtt_loop's half when measured
-        m, h = aux["mcast"], aux.get("rtt_loop", small.rtt)
+        # leaving the stop-sync (docs/barriers.md): rtt_poll's half when measured (the op polls
+        # for the way back, so no blocking wait floor is in it), else rtt_loop's
+        m, h = aux["mcast"], aux.get("rtt_poll", aux.get("rtt_loop", small.rtt))
         aux["mcast"] = Estimate(m.value_s - h.value_s / 2, m.ci_lo_s - h.ci_hi_s / 2, m.ci_hi_s - h.ci_lo_s / 2, m.n)
         if aux["mcast"].value_s < 0:
             notes.append(f"mcast - RTT/2 = {aux['mcast'].value_s:.3e} s is negative: the broadcast's one-way latency "

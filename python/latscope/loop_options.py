@@ -30,7 +30,9 @@ class LoopOptions:
     flag_s: float | None
     mcast_s: float | None
     bcast: str
-    poll_s: float | None = None   # None: the simulation charges o_r   # a BCAST_CHOICES name; "auto" is resolved where the hosts are known
+    poll_s: float | None = None   # None: the simulation charges o_r
+    L_poll_s: float | None = None   # source.L_poll_s (logp's rtt_poll); None: L
+    wait_s: float | None = None     # source.wait_s (logp's rwait): a blocking wait's floor; None: none   # a BCAST_CHOICES name; "auto" is resolved where the hosts are known
 
 
 def add_loop_options(p: argparse.ArgumentParser, where: str, default_bcast: str) -> None:
@@ -62,7 +64,7 @@ def seconds_option(opt: str, text: Any) -> float | None:
 def loop_options(args: argparse.Namespace, source: dict[str, Any] | None) -> LoopOptions:
     """The parsed options, each falling back to the parameter file's ``source`` (may be None).
     Bad values raise ModelError naming the option and the value."""
-    from latscope.models.barrier_sim import source_seconds
+    from latscope.models.barrier_sim import poll_latency_s, source_seconds
     post = seconds_option("--post", getattr(args, "post", None))
     flag = seconds_option("--flag", getattr(args, "flag", None))
     mcast = source_seconds(source, "mcast_s")
@@ -72,4 +74,5 @@ def loop_options(args: argparse.Namespace, source: dict[str, Any] | None) -> Loo
                          "latscope-bench logp --ops mcast and fit with latscope fit logp), or choose p2p, flag or auto")
     return LoopOptions(post_s=post if post is not None else (source_seconds(source, "post_s") or 0.0),
                        flag_s=flag if flag is not None else source_seconds(source, "flag_s"),
-                       mcast_s=mcast, bcast=bcast, poll_s=source_seconds(source, "poll_s"))
+                       mcast_s=mcast, bcast=bcast, poll_s=source_seconds(source, "poll_s"),
+                       L_poll_s=poll_latency_s(source), wait_s=source_seconds(source, "wait_s"))

@@ -30,6 +30,14 @@
  *        loop simulation takes its hop from it: the isolated rtt, after the driver's allreduce,
  *        came out 20-40 % above the loop's hop in some launches here, rtt_loop within a few % of
  *        the measured two-hop barrier chains (docs/barriers.md)
+ *   rtt_poll  rtt_loop with both receives polled (MPI_Iprobe until seen, then MPI_Recv): the round
+ *        trip of two ranks that never enter the blocking wait. Its half is the one-way time to a
+ *        polling receiver (the linear-2net gather's hop; docs/barriers.md "Blocking waits")
+ *   rwait time from sending a 0-byte message to the end of the blocking MPI_Recv of its reply,
+ *        the partner polling for it and replying at once (30 us of work before, as rtt_loop).
+ *        The reply arrives a polled round trip after the call, sooner than MPICH's blocking wait
+ *        looks again after its first sched_yield, so rwait - o_s is the least time a blocking
+ *        receive that has to wait takes (the wait floor, ~1.5 us here against ~0.4 us polled)
  *   post time in MPI_Irecv when nothing matching has arrived (the receive is only queued; it is
  *        cancelled, untimed, before the next repetition). LogP has no term for it: a receive
  *        posted on the critical path (MPI_Sendrecv's exchange rounds, a Recv issued after the
@@ -40,10 +48,9 @@
  *        a barrier's flag release (tree-shm, shm) costs instead of a message. Only for a pair on
  *        one node: latscope-bench logp skips it otherwise
  *   mcast a round trip out by a max(m, 1)-byte MPI_Bcast from rank 0 and back by a 0-byte
- *        message (rank 0's receive pre-posted, as rtt's): latscope fit logp takes the one-way
- *        latency of the library's broadcast as a release, the seed's "multicast" exit (seed 002
- *        §3) as this MPI provides it, as mcast - RTT(smallest)/2 (the way back is a ping-pong's
- *        half). The root stays rank 0, as in the barrier rows' release: MPICH's shared-memory
+ *        message that rank 0 polls for: latscope fit logp takes the one-way latency of the
+ *        library's broadcast as a release, the seed's "multicast" exit (seed 002 §3) as this MPI
+ *        provides it, as mcast - rtt_poll/2 (the way back is a polled ping-pong's half). The root stays rank 0, as in the barrier rows' release: MPICH's shared-memory
  *        broadcast (POSIX release_gather, its default on one node) is cheaper than a message,
  *        and dearer than a bare flag, and alternating roots would add its root-change cost
  * Test hook (for tests only): the hooks' send_cost_s and recv_cost_s (include/latscope/hooks.h;
@@ -204,6 +211,39 @@ static int rttl_prepare(lts_op_ctx_t *c) {
     int rc = lts_chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1 - c->rank, TAG, c->comm, &c->req));
     lts_spin(NULL, LOOP_WORK_S);
     return rc;
+}
+
+/* a receive that never enters the blocking wait: MPI_Iprobe until the message is seen */
+static int poll_recv(lts_op_ctx_t *c, int from, int tag) {
+    int got = 0, rc = MPI_SUCCESS;
+    while (!got && rc == MPI_SUCCESS) rc = MPI_Iprobe(from, tag, c->comm, &got, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, from, tag, c->comm, MPI_STATUS_IGNORE);
+    lts_spin(NULL, ((logp_state_t *)c->state)->recv_cost_s);
+    return lts_chk(rc);
+}
+static int loop_work(lts_op_ctx_t *c) {
+    (void)c;
+    lts_spin(NULL, LOOP_WORK_S);
+    return LTS_OK;
+}
+
+/* ---- rtt_poll: rtt_loop, both receives polled ---- */
+static int rttp_run(lts_op_ctx_t *c) {
+    int rc;
+    if (c->rank == 0) return (rc = snd(c, c->sbuf, 1)) ? rc : poll_recv(c, 1, TAG);
+    return (rc = poll_recv(c, 0, TAG)) ? rc : snd(c, c->sbuf, 0);
+}
+
+/* ---- rwait: a blocking receive whose reply comes a polled round trip after the call ---- */
+static int rwait_run(lts_op_ctx_t *c) {
+    int rc;
+    if (c->rank == 0) {
+        if ((rc = snd(c, c->sbuf, 1))) return rc;
+        rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE);
+        lts_spin(NULL, ((logp_state_t *)c->state)->recv_cost_s);
+        return lts_chk(rc);
+    }
+    return (rc = poll_recv(c, 0, TAG)) ? rc : snd(c, c->sbuf, 0);
 }
 
 /* ---- rtt_train: `window` ping-pongs back to back ---- */
@@ -412,16 +452,18 @@ static void flag_fini(lts_op_ctx_t *c) {
 }
 
 /* ---- mcast: out by a broadcast from rank 0, back by a message ---- */
-static int mcast_prepare(lts_op_ctx_t *c) {
-    if (c->rank == 0) return lts_chk(MPI_Irecv(NULL, 0, MPI_BYTE, 1, TAG + 3, c->comm, &c->req));
-    return LTS_OK;
-}
 /* at least one byte: an empty broadcast is a no-op in MPICH (it returns at once, 20 ns here), and
  * the barrier rows release with a 1-byte MPI_Bcast */
 static int mcast_run(lts_op_ctx_t *c) {
     int n = c->bytes > 0 ? (int)c->bytes : 1;
     if (MPI_Bcast(c->sbuf, n, MPI_BYTE, 0, c->comm)) return LTS_EMPI;
-    if (c->rank == 0) return lts_chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));
+    /* the way back polled (as rtt_poll's, whose half the fit subtracts): a blocking wait here
+     * would add its wait floor (rwait) to what is meant to be the broadcast's latency */
+    if (c->rank == 0) {
+        int got = 0, rc = MPI_SUCCESS;
+        while (!got && rc == MPI_SUCCESS) rc = MPI_Iprobe(1, TAG + 3, c->comm, &got, MPI_STATUS_IGNORE);
+        return lts_chk(rc ? rc : MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG + 3, c->comm, MPI_STATUS_IGNORE));
+    }
     return lts_chk(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG + 3, c->comm));
 }
 
@@ -463,8 +505,14 @@ static const lts_op_desc_t logp_ops[] = {
      .init = flag_init, .run = flag_run, .fini = flag_fini},
     {.name = "mcast", .help = "round trip out by MPI_Bcast from the first rank, back by a message (the fit takes "
      "mcast - RTT/2: the broadcast's one-way latency; smallest size only)", .group_size = 2, .scale = 1.0,
-     .metric = "mcast_rtt", .init = logp_init, .run = mcast_run, .fini = logp_fini, .prepare = mcast_prepare,
-     .cancel = cancel_req},
+     .metric = "mcast_rtt", .init = logp_init, .run = mcast_run, .fini = logp_fini},
+    {.name = "rtt_poll", .help = "rtt_loop with both receives polled (MPI_Iprobe until seen, then MPI_Recv; smallest "
+     "size only)", .group_size = 2, .scale = 1.0, .metric = "rtt", .init = logp_init, .run = rttp_run,
+     .fini = logp_fini, .prepare = loop_work, .self_isolating = 1},
+    {.name = "rwait", .help = "send, then a blocking MPI_Recv of the reply the partner sends as soon as its polling "
+     "sees the message (minus o_s: a blocking receive's wait floor; smallest size only)", .group_size = 2,
+     .scale = 1.0, .metric = "rwait", .init = logp_init, .run = rwait_run, .fini = logp_fini, .prepare = loop_work,
+     .self_isolating = 1},
 };
 _Static_assert(sizeof(logp_ops) / sizeof(logp_ops[0]) <= LTS_REGISTRY_MAX, "logp registry too large");
 const lts_registry_t lts_logp_registry = LTS_REGISTRY("logp measurement", logp_ops);

@@ -226,6 +226,31 @@ def test_loop_parameters_not_measured_by_logp_enter_where_they_should():
     assert row_loop_time_s(sp, 2, "linear", poll_s=100e-9) == pytest.approx(1200e-9)
 
 
+def test_blocking_wait_floor_and_polled_latency():
+    """wait_s (logp's rwait - o_s): a blocking wait whose message was not there at its first look
+    (post_s after the call) returns no sooner than call + wait_s; L_poll_s (rtt_poll/2 - o_s -
+    poll) is the latency of linear-2net's polled gather only (docs/barriers.md "Blocking waits")."""
+    sp = SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0)
+    # tree-shm at P = 2: the root waits from its entry, the child sends 140 ns later (its release
+    # came by the flag): 740 ns without the floor, the floor with it
+    assert row_loop_time_s(sp, 2, "tree-shm:k=4", flag_s=140e-9, wait_s=1000e-9) == pytest.approx(1000e-9)
+    assert row_loop_time_s(sp, 2, "tree-shm:k=4", flag_s=140e-9, wait_s=500e-9) == pytest.approx(740e-9)
+    # a chain whose receiver waits longer than the floor anyway is unchanged
+    assert row_loop_time_s(sp, 2, "tree:k=4", wait_s=1000e-9) == pytest.approx(1200e-9)
+    # an exchange round: the partner's message is there at the first look: no floor
+    assert row_loop_time_s(sp, 2, "dissemination", post_s=50e-9, wait_s=1000e-9) == pytest.approx(650e-9)
+    # linear-2net: o_s + L_poll + poll + mcast; the floor never applies to a polled receive
+    kw = dict(poll_s=100e-9, bcast="mcast", mcast_s=300e-9)
+    assert row_loop_time_s(sp, 2, "linear-2net", L_poll_s=-50e-9, **kw) == pytest.approx(550e-9)
+    assert row_loop_time_s(sp, 2, "linear-2net", L_poll_s=-50e-9, wait_s=1000e-9, **kw) == pytest.approx(550e-9)
+    # L_poll leaves the blocking rows alone
+    assert row_loop_time_s(sp, 2, "linear-bcast", L_poll_s=-50e-9, **kw) == pytest.approx(900e-9)
+    with pytest.raises(Exception, match="wait_s = -1e-07"):
+        SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, wait_s=-100e-9)
+    with pytest.raises(Exception, match="L_poll_s"):
+        SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, poll_s=100e-9, L_poll_s=-200e-9)
+
+
 def test_auto_broadcast_model_follows_what_the_library_does():
     """auto: the multicast exit where the measured broadcast beats a message on one host (MPICH's
     shared-memory release), else a binomial tree of messages (Open MPI on one node: its measured

@@ -47,14 +47,14 @@ def measure(tmp_path: Path, name: str, monkeypatch, send: float = 0.0, recv: flo
     res = load(out)
     assert res.meta["bench"] == "logp" and res.meta["window"] == 8
     assert sorted(set(res.points["op"])) == ["flag", "g", "g_nb", "g_r", "mcast", "o_r", "o_s", "poll", "post",
-                                             "rtt", "rtt_loop", "rtt_train"]
+                                             "rtt", "rtt_loop", "rtt_poll", "rtt_train", "rwait"]
     assert set(res.points["size_bytes"]) == {0, 64, 1024, 4096}
     # post, poll, flag, mcast do not depend on the size: measured once, at the smallest
     once = res.points[res.points["op"].isin(logp.AUX_OPS)]
-    assert sorted(once["op"]) == ["flag", "mcast", "poll", "post", "rtt_loop"] and set(once["size_bytes"]) == {0}
+    assert sorted(once["op"]) == ["flag", "mcast", "poll", "post", "rtt_loop", "rtt_poll", "rwait"] and set(once["size_bytes"]) == {0}
     # rtt_loop runs back to back (it isolates itself, --sync auto); the others after the stop-sync
     syncs = dict(zip(res.points["op"], res.points["sync"]))
-    assert syncs["rtt_loop"] == "none" and syncs["rtt"] == "barrier"
+    assert syncs["rtt_loop"] == syncs["rtt_poll"] == syncs["rwait"] == "none" and syncs["rtt"] == "barrier"
     assert len(res.raw) == len(res.points) and all(len(v) == 40 for v in res.raw.values())
     return res
 
@@ -158,8 +158,8 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     assert f.aux_s("post") == pytest.approx(float(np.median(raw(res, "post"))), rel=1e-12) and f.aux_s("post") > 0
     assert f.aux_s("flag") == pytest.approx(float(np.median(raw(res, "flag"))), rel=1e-12) and f.aux_s("flag") > 0
     assert f.aux_s("poll") == pytest.approx(float(np.median(raw(res, "poll"))), rel=1e-12) and f.aux_s("poll") > 0
-    # the way back is a message in the loop's state: rtt_loop's half when measured (it is here)
-    assert f.aux_s("mcast") == pytest.approx(float(pts.loc["mcast", "median_s"]) - f.aux["rtt_loop"].value_s / 2)
+    # the way back is a polled message in the loop's state: rtt_poll's half when measured (it is here)
+    assert f.aux_s("mcast") == pytest.approx(float(pts.loc["mcast", "median_s"]) - f.aux["rtt_poll"].value_s / 2)
     assert rtt0 > 0
     # how the ops of this launch compare, on minima: load lengthens the exchanges between the two
     # ranks (rtt, flag, mcast) and not a lone MPI_Irecv (post), so medians would compare unevenly
@@ -167,7 +167,10 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     assert 0 < raw(res, "post").min() < rtt_min     # queueing a receive is cheaper than a round trip
     assert 0 < raw(res, "flag").min() < rtt_min     # a cache line beats a message round trip
     assert 0 < raw(res, "poll").min() < rtt_min     # the message is there: no round trip inside
-    assert raw(res, "mcast").min() > rtt_min / 2    # out by a broadcast, back by a message
+    # out by a broadcast, back by a polled message: more than that message alone
+    assert raw(res, "mcast").min() > raw(res, "rtt_poll").min() / 2
+    # rwait: a send, then a blocking receive of the polled partner's reply: at least one polled hop
+    assert raw(res, "rwait").min() > raw(res, "rtt_poll").min() / 2
     pj = tmp_path / "p.json"
     f.write(pj, res.meta)
     src = json.loads(pj.read_text())["source"]
@@ -176,6 +179,10 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     # the loop's L: rtt_loop/2 - o_s - o_r (the barrier loop simulation's hop)
     assert f.L_loop_s == pytest.approx(f.aux["rtt_loop"].value_s / 2 - f.o_s_s - f.o_r_s)
     assert src["L_loop_s"] == f.L_loop_s and src["rtt_loop_s"] == f.aux["rtt_loop"].value_s
+    # the polled receiver's L and the blocking wait's floor (docs/barriers.md "Blocking waits")
+    assert f.L_poll_s == pytest.approx(f.aux["rtt_poll"].value_s / 2 - f.o_s_s - f.aux["poll"].value_s)
+    assert f.wait_s == pytest.approx(max(f.aux["rwait"].value_s - f.o_s_s, 0.0))
+    assert src["L_poll_s"] == f.L_poll_s and src["wait_s"] == f.wait_s and src["rwait_s"] == f.aux["rwait"].value_s
     assert src["post"]["ci_lo_s"] <= src["post_s"] <= src["post"]["ci_hi_s"]
     from latscope.logp_cli import print_fit
     print_fit(f)

@@ -27,6 +27,13 @@ LogP rules (Culler et al.; seed 002 §5.1):
   CPU time: ``latscope-bench logp``'s ``post`` (time in MPI_Irecv, nothing to match; the
   parameter file's ``source.post_s``), default 0. A receive posted early is off the critical
   path, one posted on it (the exchange rounds of dissemination/pairwise) is not.
+* a blocking receive (MPI_Recv, MPI_Wait/Waitall) whose message is not there at its first look
+  (``post_s`` after the call: one pass of the progress engine) takes at least ``wait_s`` (the wait floor): MPICH's waiting loop looks again only after a
+  ``sched_yield`` (docs/barriers.md "Blocking waits": a receive entered as its message is sent
+  returns ~1.5 us later where a polling one returns ~0.4 us later). ``latscope-bench logp``'s
+  ``rwait`` - o_s (``source.wait_s``); None: no floor (LogP's ``max(ready, free) + o_r`` alone).
+* a polling receive (``pwait``: MPI_Iprobe until seen, linear-2net's gather) sees a message
+  ``L_poll_s`` after its send ends (``rtt_poll/2 - o_s - poll``, ``source.L_poll_s``); None: ``L_s``.
 * a flag in shared memory (tree-shm's release) is seen ``flag_s`` after the store:
   ``latscope-bench logp``'s ``flag`` (half a flag ping-pong in an MPI-3 shared window;
   ``source.flag_s``), default ``max(L, 0)`` (one cache-line transfer, no overheads).
@@ -73,6 +80,7 @@ __all__ = [
     "BCAST_CHOICES",
     "resolve_bcast",
     "source_seconds",
+    "poll_latency_s",
 ]
 
 
@@ -106,6 +114,8 @@ class SimParams:
     bcast: str = "p2p"
     mcast_s: float | None = None
     poll_s: float | None = None     # a polled receive's cost ("pwait"); None: o_r
+    L_poll_s: float | None = None   # latency a polling receiver sees ("pwait"); None: L_s
+    wait_s: float | None = None     # least time of a blocking receive that has to wait; None: no floor
 
     def __post_init__(self) -> None:
         if self.bcast not in BCAST_MODELS:
@@ -121,10 +131,13 @@ class SimParams:
                 raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
         if not math.isfinite(self.L_s) or self.L_s + self.o_r_s < 0:
             raise ModelError(f"L_s = {self.L_s!r}: L + o_r (the ping-pong's RTT/2 - o_s) must be >= 0")
-        for name in ("flag_s", "poll_s"):
+        for name in ("flag_s", "poll_s", "wait_s"):
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v >= 0):
                 raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
+        if self.L_poll_s is not None and not (math.isfinite(self.L_poll_s)
+                                              and self.L_poll_s + (self.o_r_s if self.poll_s is None else self.poll_s) >= 0):
+            raise ModelError(f"L_poll_s = {self.L_poll_s!r}: L_poll + poll (rtt_poll/2 - o_s) must be >= 0")
 
     @property
     def flag_latency_s(self) -> float:
@@ -139,7 +152,8 @@ class SimParams:
     def from_params(cls, params: ModelParams | MessagePoint | "SimParams", *, size_bytes: float = 0,
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
                     bcast: str | None = None, mcast_s: float | None = None,
-                    poll_s: float | None = None) -> "SimParams":
+                    poll_s: float | None = None, L_poll_s: float | None = None,
+                    wait_s: float | None = None) -> "SimParams":
         """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
         parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
         returned as it is (the keyword values then apply only where given)."""
@@ -155,6 +169,10 @@ class SimParams:
                 upd["mcast_s"] = mcast_s
             if poll_s is not None:
                 upd["poll_s"] = poll_s
+            if L_poll_s is not None:
+                upd["L_poll_s"] = float(L_poll_s)
+            if wait_s is not None:
+                upd["wait_s"] = wait_s
             if bcast is not None:
                 upd["bcast"] = resolve_bcast(bcast, mcast_s=upd.get("mcast_s", params.mcast_s),
                                              hop_s=params.hop_s, one_host=True)
@@ -169,8 +187,10 @@ class SimParams:
         L = max(L, -pt.o_r_s)
         # "auto" here (no hosts known) assumes one host; compare_results resolves it per results file
         model = resolve_bcast(bcast, mcast_s=mcast_s, hop_s=pt.o_s_s + L + pt.o_r_s, one_host=True)
+        # L_poll + poll below 0 (rtt_poll/2 < o_s: a noisy fit): floored as L above
+        Lp = None if L_poll_s is None else max(float(L_poll_s), -(pt.o_r_s if poll_s is None else poll_s))
         return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=model,
-                   mcast_s=mcast_s, poll_s=poll_s)
+                   mcast_s=mcast_s, poll_s=poll_s, L_poll_s=Lp, wait_s=wait_s)
 
 
 def raw_latency_s(source: dict[str, Any] | None) -> float | None:
@@ -186,6 +206,13 @@ def loop_latency_s(source: dict[str, Any] | None) -> float | None:
     models), else the fit's raw L (``raw_latency_s``), else None."""
     v = (source or {}).get("L_loop_s")
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else raw_latency_s(source)
+
+
+def poll_latency_s(source: dict[str, Any] | None) -> float | None:
+    """The latency a polling receiver sees, ``rtt_poll/2 - o_s - poll`` (``source.L_poll_s``, written
+    by `latscope fit logp` when logp's rtt_poll and poll were measured; may be negative), or None."""
+    v = (source or {}).get("L_poll_s")
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
 def source_seconds(source: dict[str, Any] | None, key: str) -> float | None:
@@ -477,9 +504,9 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
     times: list[list[float]] = [[] for _ in range(P)]
     done = [iterations == 0] * P
 
-    def ready(chan: tuple[Any, ...], idx: int) -> float | None:
+    def ready(chan: tuple[Any, ...], idx: int, lat: float) -> float | None:
         lst = sends.get(chan)
-        return lst[idx] + p.L_s if lst is not None and idx < len(lst) else None
+        return lst[idx] + lat if lst is not None and idx < len(lst) else None
 
     while not all(done):
         progressed = False
@@ -518,17 +545,25 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                             sends[("mcast", op[1], q)].append(cpu[r])
                 elif kind in ("wait", "pwait"):
                     n = op[1]
-                    o_r = p.o_r_s if kind == "wait" or p.poll_s is None else p.poll_s
+                    polled = kind == "pwait"
+                    o_r = p.poll_s if polled and p.poll_s is not None else p.o_r_s
+                    lat = p.L_poll_s if polled and p.L_poll_s is not None else p.L_s
                     reqs = pending[r][-n:]
-                    maybe = [ready(c, i) for c, i in reqs]
+                    maybe = [ready(c, i, lat) for c, i in reqs]
                     arr = [a for a in maybe if a is not None]
                     if len(arr) < len(maybe):
                         break                   # a matching send has not happened yet
                     del pending[r][-n:]
+                    call = cpu[r]
                     for a in sorted(arr):
                         start = max(cpu[r], a, last_recv[r] + p.g_s)
                         last_recv[r] = start
                         cpu[r] = start + o_r
+                    # a blocking wait whose message was not there at its first look (one pass of
+                    # the progress engine, post_s: what MPI_Irecv with nothing to match costs)
+                    # returns no sooner than its floor
+                    if not polled and p.wait_s is not None and arr and max(arr) > call + p.post_s:
+                        cpu[r] = max(cpu[r], call + p.wait_s)
                 elif kind == "work":
                     cpu[r] += op[1]
                 elif kind == "flag_set":
@@ -572,7 +607,8 @@ def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s:
 def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row: str, *, dummy_s: float = 30e-6,
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
                     bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0,
-                    poll_s: float | None = None) -> float | None:
+                    poll_s: float | None = None, L_poll_s: float | None = None,
+                    wait_s: float | None = None) -> float | None:
     """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
     over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``."""
     P = require_int_at_least("P (processes)", P, 1)
@@ -580,5 +616,5 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
     if prog is None:
         return None
     sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
-                               bcast=bcast, mcast_s=mcast_s, poll_s=poll_s)
+                               bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s)
     return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s
