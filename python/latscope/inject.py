@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from latscope.run import LaunchError, build_dir, missing, program
+from latscope.run import LaunchError, library, program
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,10 +36,7 @@ class InjectError(ValueError):
 
 def library_path() -> Path:
     """The injector beside the programs (latscope.run.build_dir: the build tree or the installed package)."""
-    p = build_dir() / "lib" / LIB_NAME
-    if not p.exists():
-        raise missing(p)
-    return p.resolve()
+    return library(LIB_NAME)
 
 
 def check_table(path: str) -> T.DelayTable:

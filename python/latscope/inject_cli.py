@@ -24,7 +24,7 @@ from latscope.inject import (MAX_NOISE_SHARE, InjectError, check_seed, check_tab
 # latscope.inject: explicitly re-exported
 from latscope.inject import ENV_KEYS as ENV_KEYS, InjectSettings as InjectSettings
 from latscope.inject import library_path as library_path, read_logs as read_logs
-from latscope.run import LaunchError, launch, mpi_flavor, mpiexec_path
+from latscope.run import LaunchError, launch, mpi_flavor, mpiexec_path, user_command
 from latscope.units import fmt_time, parse_duration
 
 EXIT_USAGE = 2
@@ -106,13 +106,10 @@ def _is_launcher(cmd: list[str]) -> bool:
 
 
 def _run(args: argparse.Namespace) -> int:
-    cmd = list(args.command)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise InjectError("no command: latscope inject run --table T --seed S -- COMMAND [ARGS...]")
-    if args.np is not None and args.np < 1:
-        raise InjectError(f"--np {args.np}: must be a positive number of ranks")
+    try:
+        cmd = user_command(args.command, "latscope inject run --table T --seed S -- COMMAND [ARGS...]", args.np)
+    except ValueError as e:
+        raise InjectError(str(e)) from None
     if _is_launcher(cmd) and (args.np is not None or args.launcher):
         raise InjectError(f"{cmd[0]} already starts the ranks: drop --np/--launcher, or give the program alone")
     log_prefix = None

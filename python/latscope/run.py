@@ -55,6 +55,26 @@ def program(name: str) -> Path:
     return p
 
 
+def library(name: str) -> Path:
+    """Path of a built latscope library to preload (e.g. 'liblatscope_inject.so'), resolved."""
+    p = build_dir() / "lib" / name
+    if not p.exists():
+        raise missing(p)
+    return p.resolve()
+
+
+def user_command(command: list[str], usage: str, np_: int | None) -> list[str]:
+    """The user's command after `--` (inject run, trace run); ValueError naming what is wrong."""
+    cmd = list(command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise ValueError(f"no command: {usage}")
+    if np_ is not None and np_ < 1:
+        raise ValueError(f"--np {np_}: must be a positive number of ranks")
+    return cmd
+
+
 def mpiexec_path() -> str:
     for var in ("LATSCOPE_MPIEXEC", "MPIEXEC"):
         if os.environ.get(var):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from latscope.run import build_dir, missing
+from latscope.run import library
 
 if TYPE_CHECKING:
     from latscope.sim import LogGOPS
@@ -42,10 +42,7 @@ class TraceError(ValueError):
 
 def library_path() -> Path:
     """The tracer beside the programs (the build tree or the installed package)."""
-    p = build_dir() / "lib" / LIB_NAME
-    if not p.exists():
-        raise missing(p)
-    return p.resolve()
+    return library(LIB_NAME)
 
 
 @dataclass

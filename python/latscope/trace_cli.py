@@ -58,15 +58,12 @@ def _convert(trace_dir: str, goal: str, min_gap_ns: int) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from latscope.inject_cli import LAUNCHERS
-    from latscope.run import launch, mpi_flavor, mpiexec_path
+    from latscope.run import launch, mpi_flavor, mpiexec_path, user_command
     from latscope.trace import TraceError, library_path
-    cmd = list(args.command)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise TraceError("no command: latscope trace run [-o DIR] -- mpiexec -n 2 PROGRAM [ARGS...]")
-    if args.np is not None and args.np < 1:
-        raise TraceError(f"--np {args.np}: must be a positive number of ranks")
+    try:
+        cmd = user_command(args.command, "latscope trace run [-o DIR] -- mpiexec -n 2 PROGRAM [ARGS...]", args.np)
+    except ValueError as e:
+        raise TraceError(str(e)) from None
     d = Path(args.output)
     try:
         d.mkdir(parents=True, exist_ok=True)
