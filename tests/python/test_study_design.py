@@ -15,32 +15,21 @@ from scipy import stats
 
 from latscope.study.analyze import analyze_group, analyze_runs, block_relative, cell_minima
 from latscope.study.plan import parse_plan
-from test_study_run import LATSCOPE, REPO, _table
+from test_study_run import GOOD, LATSCOPE, REPO, _table
 
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A constant and a lognormal table of mean 20 us, sd 0 and 80 us (68 us after the tail's cut)."""
     d = tmp_path_factory.mktemp("design-tables")
-    _table(d, "c.tbl", "constant", "--mean", "20us")
-    _table(d, "l.tbl", "lognormal", "--mean", "20us", "--sd", "80us")
+    for name, kind in (("c.tbl", ["constant"]), ("l.tbl", ["lognormal", "--sd", "80us"])):
+        _table(d, name, *kind, "--mean", "20us")
     return d
 
 
-PLAN = """\
-repetitions = 2
-{launches}seed = 3
-np = 1
-timeout_s = 60
-
-[tables]
-c = "{d}/c.tbl"
-l = "{d}/l.tbl"
-
-[apps.cg]
-args = ["--class", "S"]
-[apps.ep]
-args = ["--class", "S"]
-"""
+# test_study_run's plan at np 1 with the EP control beside CG; `launches` (and more) on line 2
+PLAN = GOOD.replace("seed = 4", "{launches}seed = 3").replace("np = [1, 2]", "np = 1") + \
+    '[apps.ep]\nargs = ["--class", "S"]\n'
 
 
 def _plan(tmp_path: Path, tables: Path, launches: str, name: str = "plan.toml") -> Path:
