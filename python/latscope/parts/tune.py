@@ -89,9 +89,16 @@ def _plot(t: DecisionTable) -> str:
     colors = {c: f"C{i}" for i, c in enumerate(t.candidates)}
     sizes = [s for r in t.ranges for s, _ in r.points]
     xs = np.maximum(np.array(sizes, dtype=float), 0.5)
+    aside = {(sz, c) for sz, c, _ in t.set_aside()}
     for c in t.candidates:
-        ys = [m.get(c) for r in t.ranges for _, m in r.points]
-        ax.plot(xs, [np.nan if v is None else v * 1e6 for v in ys], marker=".", color=colors[c], label=c)
+        ys = [(sz, m.get(c)) for r in t.ranges for sz, m in r.points]
+        # a set-aside median (negative, zero-like, not converged) is no point of the curve: drawn
+        # on it, a negative root-corrected median looked like a measured time below zero
+        ax.plot(xs, [np.nan if v is None or (sz, c) in aside else v * 1e6 for sz, v in ys], marker=".",
+                color=colors[c], label=c)
+        xa = [x for x, (sz, v) in zip(xs, ys) if (sz, c) in aside and v is not None]
+        ax.plot(xa, [v * 1e6 for sz, v in ys if (sz, c) in aside and v is not None], marker="x", ls="none",
+                color=colors[c], ms=7, label=f"{c}: set aside" if xa else None)
     lo_x, hi_x = xs.min() / 1.5, xs.max() * 1.5
     for r in t.ranges:   # the chosen algorithm as a band under its range
         a = max(r.lo_bytes, lo_x)
