@@ -196,3 +196,17 @@ def test_bad_params_and_tune_inputs_name_the_file_once(tmp_path: Path, golden: P
     assert cli.main(["results", "export", res, "--parquet", "-o", str(tmp_path / "no" / "x.parquet")]) == 2
     err = capsys.readouterr().err
     assert "None" not in err and str(tmp_path / "no" / "x.parquet") in err
+
+
+def test_app_predictions_find_the_parameters_beside_the_results(tmp_path: Path) -> None:
+    # `latscope report results/demo/*.jsonl -o elsewhere.html` lost the application models: the
+    # section looked for params_logp.json in the report's folder only
+    from test_mpi_apps import PARAMS, _synthetic   # the app records that file's tests build
+
+    from latscope.parts.apps import section_apps
+    from latscope.report import ReportInput
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / "params_logp.json").write_text(json.dumps(PARAMS))
+    html = section_apps(ReportInput([load(_synthetic(res))], outdir=tmp_path / "elsewhere"))
+    assert html is not None and "No fitted parameters" not in html and "L = 1 µs" in html

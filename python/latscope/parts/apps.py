@@ -113,13 +113,24 @@ def _dag_plot(pts: pd.DataFrame, tp: apps_twins.TwinParams) -> str | None:
     return _png(fig)
 
 
+def _params_dir(inp: ReportInput) -> Path:
+    """Where the fitted parameters are: the report's folder (characterize writes both there), else
+    the results' own folder (`latscope report results/demo/*.jsonl -o elsewhere.html`)."""
+    from latscope.parts import beside_results
+
+    found = [p.parent for name in (apps_twins.LOGP_FILE, apps_twins.HOCKNEY_FILE) for p in beside_results(inp, name)]
+    out = Path(inp.outdir)
+    has = any((out / name).exists() for name in (apps_twins.LOGP_FILE, apps_twins.HOCKNEY_FILE))
+    return out if has or not found else found[0]
+
+
 def section_apps(inp: ReportInput) -> str | None:
     from latscope.figures import table as _table
 
     pts = apps_twins.app_points(inp.results)
     if pts.empty:
         return None
-    tp = _params(Path(inp.outdir), inp.params)
+    tp = _params(_params_dir(inp), inp.params)
     if tp is None:
         return "<p>No fitted parameters (params_logp.json or params.json) next to the results: no predictions.</p>"
     table = apps_twins.prediction_table(pts, tp)
