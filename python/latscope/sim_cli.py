@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -86,6 +87,15 @@ def main(args: argparse.Namespace) -> int:
             return 0
         if not args.schedule:
             return _fail("give a schedule: a generated algorithm (--list) or a GOAL file")
+        # the schedule and P are named before the parameters are looked at: a misspelt algorithm
+        # is the error to report, not the missing --L
+        if not args.schedule.endswith(".goal") and not Path(args.schedule).exists():
+            algos = sim.algorithms()
+            if args.schedule not in algos:
+                return _fail(f"schedule {args.schedule!r}: neither a generated algorithm ({', '.join(algos)}) "
+                             "nor an existing GOAL file")
+            if args.P is not None and args.P < 1:
+                return _fail(f"--P {args.P}: must be >= 1 (ranks)")
         par, noise = sim_params(args)
         if args.bins < 1:
             return _fail(f"--bins {args.bins}: must be >= 1")

@@ -210,3 +210,16 @@ def test_app_predictions_find_the_parameters_beside_the_results(tmp_path: Path) 
     (res / "params_logp.json").write_text(json.dumps(PARAMS))
     html = section_apps(ReportInput([load(_synthetic(res))], outdir=tmp_path / "elsewhere"))
     assert html is not None and "No fitted parameters" not in html and "L = 1 µs" in html
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["sim", "nosuch", "--P", "4"], "schedule 'nosuch': neither a generated algorithm"),
+    (["sim", "dissemination", "--P", "0"], "--P 0: must be >= 1"),
+])
+def test_sim_names_the_bad_schedule_before_the_parameters(argv: list[str], named: str,
+                                                          capfd: pytest.CaptureFixture[str]) -> None:
+    # no --L/--params either: the misspelt schedule or the bad P is the error reported, not
+    # "no model parameters"
+    assert cli.main(argv) == 2
+    err = capfd.readouterr().err
+    assert named in err and "no model parameters" not in err, err
