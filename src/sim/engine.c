@@ -172,9 +172,12 @@ typedef struct sim {
     /* GOAL */
     uint8_t *vstate;     /* 0 waiting, 1 started, 2 done */
     int64_t *vstart, *vend;
-    uint32_t *vcause;    /* the operation that decided when v could start (critical path), or NONE */
+    uint32_t *vcause;    /* the operation that decided when v could start (critical path), or NONE;
+                          * | LTS_GOAL_IREQ when v irequires it (v waited for its start, not its end) */
     uint32_t *lastv;     /* per rank: the operation that last held its CPU */
-    uint32_t *vleft;
+    uint32_t *vleft;     /* dependencies still to come; once v is ready (0), a receive's end cause:
+                          * its message or its rank's CPU/NIC when that, not its posting, decided
+                          * when it completed (NONE otherwise; docs/sim.md "Outputs") */
     int64_t *vready;
     int64_t unit;
     char *err;
@@ -974,10 +977,10 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
 
 #define NONE UINT32_MAX
 
-static int notify(sim_t *s, uint32_t w, int64_t t, uint32_t from) {
+static int notify(sim_t *s, uint32_t w, int64_t t, uint32_t from, uint32_t ireq) {
     if (t > s->vready[w]) {
         s->vready[w] = t;
-        s->vcause[w] = from;
+        s->vcause[w] = from | ireq;
     }
     if (--s->vleft[w] == 0) return push(s, EV_READY, s->goal->rank[w], w, s->vready[w]);
     return 0;
@@ -987,7 +990,7 @@ static int v_started(sim_t *s, uint32_t v, int64_t t) {
     const lts_goal_t *g = s->goal;
     s->vstate[v] = 1;
     for (size_t i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
-        if ((g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i] & ~LTS_GOAL_IREQ, t, v)) return s->failed;
+        if ((g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i] & ~LTS_GOAL_IREQ, t, v, LTS_GOAL_IREQ)) return s->failed;
     return 0;
 }
 
@@ -998,7 +1001,7 @@ static int v_done(sim_t *s, uint32_t v, int64_t t) {
     int r = g->rank[v];
     if (t > s->fin[r]) s->fin[r] = t;
     for (size_t i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
-        if (!(g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i], t, v)) return s->failed;
+        if (!(g->dep_list[i] & LTS_GOAL_IREQ) && notify(s, g->dep_list[i], t, v, 0)) return s->failed;
     return 0;
 }
 
@@ -1010,11 +1013,14 @@ static void v_cpu(sim_t *s, uint32_t v, int r, int64_t start) {
 }
 
 /* A receive v is processed now: gated by its rank's CPU or NIC (their last user), by the
- * message (its send, when it arrives now) or by its own posting (the cause it has). */
+ * message (its send, when it arrives now) or by its own posting (its start cause, vcause). The
+ * first two are its end cause, kept apart from vcause: an operation that irequires v started
+ * when v was posted, and following it back must reach what posted v, not v's completion
+ * (which that operation may itself have delayed, holding the CPU). */
 static void v_recv(sim_t *s, uint32_t v, int r, uint32_t send, int arriving) {
     const rank_t *R = &s->r[r];
-    if ((R->cpu > s->now || R->nic_r > s->now) && s->lastv[r] != NONE) s->vcause[v] = s->lastv[r];
-    else if (arriving) s->vcause[v] = send;
+    if ((R->cpu > s->now || R->nic_r > s->now) && s->lastv[r] != NONE) s->vleft[v] = s->lastv[r];
+    else if (arriving) s->vleft[v] = send;
     s->lastv[r] = v;
 }
 
@@ -1041,6 +1047,7 @@ static int goal_ready(sim_t *s, uint32_t v) {
     }
     default: {   /* recv: posted now */
         s->vstart[v] = s->now;
+        s->vleft[v] = NONE;   /* its end cause: none yet (v_recv) */
         if (v_started(s, v, s->now)) return s->failed;
         int32_t m = lmatch(s, R, L_UNEXP, g->peer[v], g->tag[v], 0);
         if (m < 0) return posted_add(s, R, g->peer[v], g->tag[v], v);
@@ -1117,27 +1124,53 @@ static int goal_deadlock(sim_t *s) {
 }
 
 /* From the operation that ends last back along the causes: the operations that decided the end
- * time, in time order (res->cp: LTS_SIM_CP_MAX at most, the latest ones). */
+ * time, in time order (res->cp: LTS_SIM_CP_MAX at most, the latest ones). A step back from v goes
+ * to what decided its end: a receive's end cause (vleft, see v_recv), else its start cause
+ * (vcause). Reached through an irequires edge, only v's start mattered (LogGOPSim: irequires is
+ * "started", requires "completed"), so the walk goes on from v's start cause. A receive posted
+ * early and completed late can be reached twice: first for its completion, then, through an
+ * operation that irequires it (and held the CPU it waited for), for its posting; it is listed
+ * once, where it completed, and the walk goes on from what posted it. Each operation is listed
+ * once, so the walk ends. */
 static int critical_path(sim_t *s, lts_sim_result_t *res) {
     const lts_goal_t *g = s->goal;
     if (!g->nv) return 0;
     uint32_t last = 0;
     for (uint32_t v = 1; v < g->nv; v++)
         if (s->vend[v] > s->vend[last]) last = v;
+    /* vstate (all 2 after a complete run) marks the listed operations: 3 listed, 4 passed again */
+    uint32_t *path = malloc(g->nv * sizeof *path);
+    if (!path) return fail(s, LTS_ENOMEM, "out of memory (critical path of %zu operations)", g->nv);
     size_t n = 0;
-    for (uint32_t v = last; v != NONE && n < g->nv; v = s->vcause[v]) n++;
+    int started = 0;   /* v was reached through an irequires edge: its start is what counted */
+    for (uint32_t v = last; v != NONE;) {
+        if (s->vstate[v] == 4) break;
+        int again = s->vstate[v] == 3;
+        if (again) s->vstate[v] = 4;
+        else {
+            s->vstate[v] = 3;
+            path[n++] = v;
+        }
+        uint32_t c = (!started && !again && g->kind[v] == LTS_GOAL_RECV && s->vleft[v] != NONE) ? s->vleft[v] : s->vcause[v];
+        started = c != NONE && (c & LTS_GOAL_IREQ);
+        v = c == NONE ? NONE : c & ~LTS_GOAL_IREQ;
+    }
     res->ncp_total = n;
-    if (n > LTS_SIM_CP_MAX) n = LTS_SIM_CP_MAX;
-    res->cp = malloc(n * sizeof *res->cp);
-    if (!res->cp) return fail(s, LTS_ENOMEM, "out of memory (critical path of %zu operations)", n);
-    res->ncp = n;
-    size_t i = n;
-    for (uint32_t v = last; v != NONE && i > 0; v = s->vcause[v]) {
-        lts_sim_cp_t *c = &res->cp[--i];
+    size_t k = n > LTS_SIM_CP_MAX ? LTS_SIM_CP_MAX : n;
+    res->cp = malloc((k ? k : 1) * sizeof *res->cp);
+    if (!res->cp) {
+        free(path);
+        return fail(s, LTS_ENOMEM, "out of memory (critical path of %zu operations)", k);
+    }
+    res->ncp = k;
+    for (size_t i = 0; i < k; i++) {   /* path[0] is the last operation: the latest k, reversed */
+        lts_sim_cp_t *c = &res->cp[k - 1 - i];
+        uint32_t v = path[i];
         c->op = v;
         c->start = s->vstart[v];
         c->end = s->vend[v];
     }
+    free(path);
     return 0;
 }
 

@@ -260,6 +260,82 @@ def test_critical_path_names_the_messages_and_ranks_that_decided_the_end(tmp_pat
     assert sim.run("dissemination", sim.LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=2e-7), P=8).summary["critical_path"] is None
 
 
+# rank 0 posts a receive after 1 us of calc, computes 5 us once it is posted (irequires), then
+# answers: the message arrives at 1.2 us but the CPU takes it at 6 us (ends 6.2 us)
+IREQ_TINY = """num_ranks 2
+rank 0 {
+l1: calc 1000
+l2: recv 8b from 1 tag 0
+l3: calc 5000
+l4: send 8b to 1 tag 0
+l2 requires l1
+l3 irequires l2
+l4 requires l2
+l4 requires l3
+}
+rank 1 {
+l1: send 8b to 0 tag 0
+l2: recv 8b from 0 tag 0
+}
+"""
+
+
+def nonblocking_pingpong_goal(iters: int) -> tuple[str, set[tuple[int, int, int]]]:
+    """trace-pingpong's nonblocking mode as GOAL (docs/trace.md): per iteration each rank posts
+    its receive, computes 1 us and sends once it is posted (irequires), and waits for both
+    (requires). Returns the text and the irequires edges as (rank, dependent's line, its line)."""
+    lines, ireq = ["num_ranks 2"], set()
+    for r in (0, 1):
+        lines.append(f"rank {r} {{")
+        first = len(lines) + 1   # the 1-based line number of the block's first operation
+        body: list[str] = []
+        deps: list[str] = []
+        for i in range(iters):
+            body += [f"r{i}: recv 8b from {1 - r} tag 1", f"c{i}: calc 1000", f"s{i}: send 8b to {1 - r} tag 1",
+                     f"w{i}: calc 0"]
+            deps += [f"c{i} irequires r{i}", f"s{i} requires c{i}", f"w{i} requires r{i}", f"w{i} requires s{i}"]
+            if i:
+                deps.append(f"r{i} requires w{i - 1}")
+            ireq.add((r, first + 4 * i + 1, first + 4 * i))
+        lines += body + deps + ["}"]
+    return "\n".join(lines) + "\n", ireq
+
+
+def test_critical_path_through_irequires(tmp_path: Path) -> None:
+    """irequires is "started", requires "completed" (LogGOPSim): a receive posted early and
+    completed late, behind an operation that irequires it, is on the path once, where it
+    completed, and the path goes on from what posted it (it used to loop between the two)."""
+    f = tmp_path / "tiny.goal"
+    f.write_text(IREQ_TINY)
+    par = sim.LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=2e-7)
+    r = sim.run(f, par)
+    assert r.finish_ps == [6_400_000, 7_600_000]
+    cp = r.summary["critical_path"]
+    # rank 0's calc (0..1) posts the receive (1..6.2, its message taken when the CPU is free),
+    # the 5 us calc that irequires it holds the CPU (1..6), the answer (6.2..6.4), rank 1's receive
+    assert [(o["rank"], o["op"], o["line"], round(o["start_s"] * 1e12), round(o["end_s"] * 1e12))
+            for o in cp["ops"]] == [(0, "calc", 3, 0, 1_000_000), (0, "calc", 5, 1_000_000, 6_000_000),
+                                    (0, "recv", 4, 1_000_000, 6_200_000), (0, "send", 6, 6_200_000, 6_400_000),
+                                    (1, "recv", 14, 0, 7_600_000)]
+    assert cp["length"] == 5
+    g = tmp_path / "nb.goal"
+    text, ireq = nonblocking_pingpong_goal(200)
+    g.write_text(text)
+    r = sim.run(g, par)
+    cp = r.summary["critical_path"]
+    ops = cp["ops"]
+    keys = [(o["rank"], o["line"]) for o in ops]
+    assert len(keys) == len(set(keys)) == cp["length"] and cp["length"] >= 4 * 200, cp["length"]
+    assert ops[-1]["end_s"] == r.time_s and ops[0]["start_s"] == 0
+    for a, b in zip(ops, ops[1:]):   # a chain of causes back in time
+        if (b["rank"], b["line"], a["line"]) in ireq and a["rank"] == b["rank"]:
+            assert a["start_s"] <= b["start_s"], (a, b)        # b waited for a to start
+        else:
+            assert a["end_s"] <= b["end_s"], (a, b)            # b waited for a to complete
+            if b["op"] != "recv":                              # a receive's own start is its posting
+                assert a["end_s"] <= b["start_s"], (a, b)
+
+
 def test_rendezvous_adds_the_handshake(tmp_path: Path) -> None:
     f = tmp_path / "one.goal"
     f.write_text("num_ranks 2\nrank 0 {\nl1: send 101b to 1\n}\nrank 1 {\nl1: recv 101b from 0\n}\n")
