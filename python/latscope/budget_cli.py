@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _fail(msg: str) -> int:
-    print(f"latscope budget: {msg}", file=sys.stderr)
+    print(f"latscope budget: error: {msg}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -118,5 +118,5 @@ def main(args: argparse.Namespace) -> int:
     except budget.BudgetError as e:
         return _fail(str(e))
     except LaunchError as e:
-        print(f"latscope budget: {e}", file=sys.stderr)
+        print(f"latscope budget: error: {e}", file=sys.stderr)
         return 3

@@ -223,3 +223,9 @@ def test_sim_names_the_bad_schedule_before_the_parameters(argv: list[str], named
     assert cli.main(argv) == 2
     err = capfd.readouterr().err
     assert named in err and "no model parameters" not in err, err
+
+
+def test_budget_errors_read_like_every_other_command(capfd: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["budget", "--rungs", "nosuch"]) == 2
+    err = capfd.readouterr().err
+    assert err.startswith("latscope budget: error: --rungs 'nosuch'"), err
