@@ -23,6 +23,13 @@ def main(args: argparse.Namespace) -> int:
     if args.np is not None and args.np < 1:
         print(f"latscope: error: --np {args.np}: must be a positive number of ranks", file=sys.stderr)
         return 2
+    # the timer is checked before the first of 14 launches (latscope-bench's own check would come
+    # only after a launch, and leave an empty step behind)
+    from latscope import registries
+    timers = [t["name"] for t in registries.load()["timers"]]
+    if args.timer not in timers:
+        print(f"latscope: error: --timer {args.timer!r}: unknown timer; valid: {', '.join(timers)}", file=sys.stderr)
+        return 2
     # LATSCOPE_QUICK=1 (smoke tests, the docs test) means --quick; latscope-bench caps each point too
     quick = args.quick or os.environ.get("LATSCOPE_QUICK") == "1"
     return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer)

@@ -229,3 +229,11 @@ def test_budget_errors_read_like_every_other_command(capfd: pytest.CaptureFixtur
     assert cli.main(["budget", "--rungs", "nosuch"]) == 2
     err = capfd.readouterr().err
     assert err.startswith("latscope budget: error: --rungs 'nosuch'"), err
+
+
+def test_characterize_checks_the_timer_before_launching(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ch"
+    assert cli.main(["characterize", "--np", "2", "--quick", "--timer", "foo", "--out", str(out)]) == 2
+    err = capfd.readouterr().err
+    assert "--timer 'foo': unknown timer; valid: wtime, monotonic" in err and "p2p_pingpong" not in err, err
+    assert not out.exists()   # nothing launched, nothing written
