@@ -134,6 +134,11 @@ def test_nonblocking_mapped(tmp_path: Path) -> None:
     assert len(req_recv & req_send) >= 99, len(req_recv & req_send)
     s = sim_json(d / "trace.goal", write_params(tmp_path / "p.json"))
     assert s["messages"] == 2 * 100 + 4
+    # the critical path through the irequires: each operation once (it used to loop between a
+    # receive and what irequires it), and each iteration's receive on rank 0 on it
+    path = [(o["rank"], o["line"]) for o in s["critical_path"]["ops"]]
+    assert len(path) == len(set(path)) == s["critical_path"]["length"], len(path)
+    assert 95 <= path_iteration_median(s, 0, 1, 1)[1] <= 100, path_iteration_median(s, 0, 1, 1)
 
 
 def test_collectives_as_rows(tmp_path: Path) -> None:
