@@ -180,14 +180,9 @@ static void or_cancel(lts_op_ctx_t *c) {
 }
 
 /* ---- poll: Iprobe until seen, then receive ---- */
+static int poll_recv(lts_op_ctx_t *c, int from, int tag);   /* below, with rtt_poll */
 static int poll_run(lts_op_ctx_t *c) {
-    if (c->rank == 0) {
-        int got = 0, rc = MPI_SUCCESS;
-        while (!got && rc == MPI_SUCCESS) rc = MPI_Iprobe(1, TAG, c->comm, &got, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS) rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG, c->comm, MPI_STATUS_IGNORE);
-        lts_spin(NULL, ((logp_state_t *)c->state)->recv_cost_s);
-        return lts_chk(rc);
-    }
+    if (c->rank == 0) return poll_recv(c, 1, TAG);
     return lts_chk(MPI_Wait(&c->req, MPI_STATUS_IGNORE));   /* the send, posted in prepare */
 }
 
