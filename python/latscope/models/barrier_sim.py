@@ -10,6 +10,11 @@ its dummy work early and enters the next barrier early, so in steady state every
 schedule (the exact sequence of sends and receives of ``src/algos/barrier.c``) under LogP, per
 rank clocks, through the same loop, and returns the quantity the benchmark reports.
 
+Why one module of over 600 lines: the LogP rules below, every row's program and the one loop that
+runs them belong together (a rule changed here changes every row at once, and the tests compare
+the rows against latscope-sim's rank by rank); what is not the simulation (the closed forms, the
+parameter file) lives in barrier.py and params.py.
+
 LogP rules (Culler et al.; seed 002 §5.1):
 
 * send: the sender is busy ``o_s``; consecutive sends of one rank start at least ``g`` apart;
