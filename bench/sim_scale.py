@@ -118,8 +118,10 @@ def main() -> int:
         rate = float(lock["events"]) / lock["cpu_s"]
         rate_tab = float(tab["events"]) / tab["cpu_s"]
         print(f"target >= {TARGET_EVENTS_PER_S / 1e6:.0f} M events/s on one core: lock-step {rate / 1e6:.2f}, "
-              f"with the table {rate_tab / 1e6:.2f}  {'ok' if rate >= TARGET_EVENTS_PER_S else 'MISSED'}")
-        ok &= rate >= TARGET_EVENTS_PER_S
+              f"{'ok' if rate >= TARGET_EVENTS_PER_S else 'MISSED'}; with the table {rate_tab / 1e6:.2f}  "
+              f"{'ok' if rate_tab >= TARGET_EVENTS_PER_S else 'MISSED'}")
+        # both are judged: the 2^20-rank run is the one with the lognormal table
+        ok &= rate >= TARGET_EVENTS_PER_S and rate_tab >= TARGET_EVENTS_PER_S
         if a.P == 1 << 20:
             w, rss = tab["outer_wall_s"], tab["peak_rss_bytes"]
             good = w <= TARGET_WALL_S and rss <= TARGET_RSS
