@@ -134,7 +134,18 @@ def bad_table(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("cmd", ["run", "validate"])
-def test_bad_input_exit_2(cmd, tables, tmp_path):
+def test_bad_input_exit_2(cmd, tables, tmp_path, capsys, monkeypatch):
+    """In process (latscope.cli.main, as the console script calls it): every case is refused
+    before anything starts, and a new interpreter per case cost about 2 s of import."""
+    from latscope import cli
+    for k in [k for k in os.environ if k.startswith("LATSCOPE_INJECT_") or k == "LD_PRELOAD"]:
+        monkeypatch.delenv(k)
+
+    def latscope(*args: str) -> subprocess.CompletedProcess:
+        rc = cli.main(list(args))
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), rc, out.out, out.err)
+
     t = str(tables["c20"])
     tail = ["--", "true"] if cmd == "run" else []
     cases = [
