@@ -28,6 +28,7 @@ from latscope.results import Results, load
 SEND_COST = 20e-6
 RECV_COST = 30e-6
 TOL = 4e-6   # on minima: what a launch's fastest repetition may differ by; the costs added are 20 and 30 us
+TRAIN_DETOUR = 200e-6   # one preemption / daemon wake-up inside a whole train (rtt_train's ceiling)
 ARGS = ["logp", "--sizes", "0,64,1K,4K", "--min-reps", "40", "--max-reps", "40", "--warmup", "5",
         "--stop-rule", "median", "--raw", "--train", "8"]
 
@@ -57,6 +58,11 @@ def measure(tmp_path: Path, name: str, monkeypatch, send: float = 0.0, recv: flo
     assert syncs["rtt_loop"] == syncs["rtt_poll"] == syncs["rwait"] == "none" and syncs["rtt"] == "barrier"
     assert len(res.raw) == len(res.points) and all(len(v) == 40 for v in res.raw.values())
     return res
+
+
+def res_window(res: Results) -> int:
+    """Round trips per rtt_train sample (--train)."""
+    return int(res.meta["window"])
 
 
 def raw(res: Results, op: str, size: int = 0) -> np.ndarray:
@@ -109,8 +115,13 @@ def test_fit_recovers_added_send_and_receive_costs(tmp_path, monkeypatch):
         # cost, and a back-to-back round trip both twice (time per message / round trip)
         assert h.stream["g_nb"].value_s - b.stream["g_nb"].value_s == pytest.approx(SEND_COST, abs=TOL)
         assert h.stream["g_r"].value_s - b.stream["g_r"].value_s == pytest.approx(RECV_COST, abs=TOL)
-        assert h.stream["rtt_train"].value_s - b.stream["rtt_train"].value_s == pytest.approx(
-            2 * (SEND_COST + RECV_COST), abs=2 * TOL)
+        # a train's sample is the mean of its `--train` round trips: its fastest of 40 can still
+        # carry one detour when every train is hit (CI, Open MPI: +10.5 us per round trip, one
+        # ~84 us detour in each 0.8 ms hooked train). Noise cannot lower it: the floor holds at
+        # 2*TOL, the ceiling allows one TRAIN_DETOUR per train on top.
+        d_train = h.stream["rtt_train"].value_s - b.stream["rtt_train"].value_s
+        assert 2 * (SEND_COST + RECV_COST) - 2 * TOL <= d_train <= (
+            2 * (SEND_COST + RECV_COST) + 2 * TOL + TRAIN_DETOUR / res_window(hook_run)), b.size_bytes
     assert hook.o_s_s - base.o_s_s == pytest.approx(SEND_COST, abs=TOL)
     assert hook.o_r_s - base.o_r_s == pytest.approx(RECV_COST, abs=TOL)
     assert hook.L_s == pytest.approx(base.L_s, abs=TOL)
