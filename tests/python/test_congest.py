@@ -199,9 +199,16 @@ BAD = [
 ]
 
 
+# Every rank parses the same arguments the same way; what depends on the rank count is who
+# reports and that no rank waits for another: the whole list at np 2, and at the other rank counts
+# one case of each kind (a bad value, a stray argument, the output file only rank 0 opens). Each
+# case is a launch (about 1.3 s under Open MPI): the full list at every np cost 80 s there.
+KINDS = [BAD[0], BAD[-1], BAD[-3]]
+
+
 @pytest.mark.parametrize("np_", NPS)
 def test_bad_input_exit_2_on_all_ranks(np_):
-    for args, needle in BAD:
+    for args, needle in (BAD if np_ == 2 else KINDS):
         if np_ == 1 and "--json" in args:   # a real run at np 1 is refused before the file is tried
             needle = "needs at least 2 ranks"
         cp = congest(np_, args, timeout=30)
