@@ -33,7 +33,8 @@ LogP rules (Culler et al.; seed 002 §5.1):
   parameter file's ``source.post_s``), default 0. A receive posted early is off the critical
   path, one posted on it (the exchange rounds of dissemination/pairwise) is not.
 * a blocking receive (MPI_Recv, MPI_Wait/Waitall) whose message is not there at its first look
-  (``post_s`` after the call: one pass of the progress engine) takes at least ``wait_s`` (the wait floor): MPICH's waiting loop looks again only after a
+  (``post_s`` after the call: one pass of the progress engine; the message is there ``L_poll_s``
+  after its send ended, as a polling receiver sees it) takes at least ``wait_s`` (the wait floor): MPICH's waiting loop looks again only after a
   ``sched_yield`` (docs/barriers.md "Blocking waits": a receive entered as its message is sent
   returns ~1.5 us later where a polling one returns ~0.4 us later). ``latscope-bench logp``'s
   ``rwait`` - o_s (``source.wait_s``); None: no floor (LogP's ``max(ready, free) + o_r`` alone).
@@ -566,9 +567,17 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                         cpu[r] = start + o_r
                     # a blocking wait whose message was not there at its first look (one pass of
                     # the progress engine, post_s: what MPI_Irecv with nothing to match costs)
-                    # returns no sooner than its floor
-                    if not polled and p.wait_s is not None and arr and max(arr) > call + p.post_s:
-                        cpu[r] = max(cpu[r], call + p.wait_s)
+                    # returns no sooner than its floor. "There" is when a look can find it: L_poll
+                    # after its send (what a polling receiver sees), not the loop's L, which folds
+                    # the blocking receiver's own wait into a chain's hop: with L an exchange
+                    # round (messages crossing, both sent before either wait) missed its look
+                    # whenever L_loop > post_s and was charged the floor on both ranks
+                    # (docs/barriers.md "Blocking waits", "The exchange rows")
+                    if not polled and p.wait_s is not None and arr:
+                        lv = p.L_s if p.L_poll_s is None else p.L_poll_s
+                        seen = [ready(c, i, lv) for c, i in reqs]
+                        if max(x for x in seen if x is not None) > call + p.post_s:
+                            cpu[r] = max(cpu[r], call + p.wait_s)
                 elif kind == "work":
                     cpu[r] += op[1]
                 elif kind == "flag_set":
