@@ -14,7 +14,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Sequence
 
 from latscope.run import library
 
@@ -115,11 +115,82 @@ class GoalStats:
     calc_s: list[float] = field(default_factory=list)     # computation between calls, per rank
 
 
-def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int) -> None:
+# MPI_Allgatherv replayed as messages: its tags, in a range no communicator reaches (the largest
+# communicator number that fits GOAL's 31-bit tags), one per call modulo the stride
+RING_TAG_BASE = ((1 << 31) // COMM_TAG_STRIDE - 1) * COMM_TAG_STRIDE
+ALLGATHERV = COLL_NAMES.index("allgatherv")
+
+
+def _ring_blocks(ranks: list[RankTrace]) -> dict[int, list[list[int]]]:
+    """MPI_Allgatherv calls that can be replayed as messages: when every rank made the same
+    number of them (so the k-th call of each rank is one collective over all ranks; the tracer
+    does not record the communicator of these calls), each rank's block sizes in call order
+    (the record's bytes: what the rank contributed; 0 in traces of tracers before they were
+    recorded)."""
+    per = []
+    for rt in ranks:
+        rec = rt.records
+        m = (rec["kind"] == COLL) & (rec["tag"] == ALLGATHERV)
+        per.append(rec["bytes"][m].tolist())
+    if len(ranks) < 2 or not per[0] or any(len(b) != len(per[0]) for b in per):
+        return {}
+    return {ALLGATHERV: per}
+
+
+def _times(rt: RankTrace) -> tuple[list[int], list[int]]:
+    """Per record: the computation before it (ns from the previous call's exit to its entry; a
+    completion of nothing the trace started keeps its time in the gap, see _rank_goal) and its
+    own duration (ns)."""
     rec = rt.records
     ns = 1e9 / rt.ticks_per_s
+    kind, req, t0, t1 = (rec[k].tolist() for k in ("kind", "req", "t0", "t1"))
+    started = {r for k, r in zip(kind, req) if k in (ISEND, IRECV)}
+    prev = t1[0] if kind else 0
+    gaps: list[int] = []
+    for k, r, a, b in zip(kind, req, t0, t1):
+        if k == WAIT and r not in started:
+            # a completion of nothing the trace started: MPI_Sendrecv to oneself (an algorithm's
+            # local copy, whose messages are left out) or a persistent request. Its time stays in
+            # the computation gap, as the copy it is (about 1 us per copy, which the replay lost:
+            # docs/trace.md "Against reality")
+            gaps.append(0)
+            continue
+        gaps.append(round((a - prev) * ns) if a > prev else 0)
+        prev = max(prev, b)
+    return gaps, [round((b - a) * ns) for a, b in zip(t0, t1)]
+
+
+def _quietest(ranks: list[RankTrace], others: list[list[RankTrace]], where: list[str]) -> list[tuple[list[int], list[int]]]:
+    """Each rank's gaps and durations, the minimum per call over the traces of repeated runs of
+    one program (noise on a shared machine only lengthens a computation or a call: a rank
+    descheduled for milliseconds inside a 1 us copy shows in one run, rarely in the same call of
+    another). The runs must have made the same calls (kind, peer, tag, bytes) on every rank."""
+    out = []
+    for rt in ranks:
+        gaps, took = _times(rt)
+        key = rt.records[["kind", "peer", "tag", "bytes"]]
+        for other, w in zip(others, where):
+            if len(other) != len(ranks):
+                raise TraceError(f"{w}: a trace of {len(other)} ranks, not {len(ranks)}: not a run of the same program")
+            o = other[rt.rank]
+            if len(o.records) != len(rt.records) or not (o.records[["kind", "peer", "tag", "bytes"]] == key).all():
+                raise TraceError(f"{w}: rank {rt.rank} made other MPI calls than in the first trace: "
+                                 "not a run of the same program")
+            g2, t2 = _times(o)
+            gaps = [min(a, b) for a, b in zip(gaps, g2)]
+            took = [min(a, b) for a, b in zip(took, t2)]
+        out.append((gaps, took))
+    return out
+
+
+def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
+               ring: dict[int, list[list[int]]] | None = None,
+               times: tuple[list[int], list[int]] | None = None) -> None:
+    rec = rt.records
+    gaps, took_ns = times or _times(rt)
     kind, peer, tag, comm = (rec[k].tolist() for k in ("kind", "peer", "tag", "comm"))
     nbytes, req, t0, t1 = (rec[k].tolist() for k in ("bytes", "req", "t0", "t1"))
+    ns = 1e9 / rt.ticks_per_s
     lines: list[str] = []
     deps: dict[str, bool] = {}      # label -> True: requires (completed), False: irequires (started)
     pending: dict[int, str] = {}    # request -> the operation it completes
@@ -143,11 +214,29 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int) -> N
                              f"communicator its own range in GOAL (tags < {COMM_TAG_STRIDE})")
         return int(comm[i] * COMM_TAG_STRIDE + tag[i])
 
-    prev = t1[0] if kind else 0
+    def ring_op(nbytes: list[int], coll: int, nth: int) -> None:
+        """One MPI_Allgatherv as a ring over all ranks (nbytes[j]: rank j's block): in step s a
+        rank sends the block of rank me - s to me + 1 and receives that of me - s - 1 from me - 1,
+        both started together, the next step after this step's receive. MPICH's algorithm for
+        long blocks; at 2 ranks every MPICH algorithm (ring, recursive doubling, Bruck) is this
+        one exchange. What follows requires the last receive and every send."""
+        nonlocal deps
+        p, me = len(nbytes), rt.rank
+        gt = RING_TAG_BASE + (coll * 4096 + nth) % COMM_TAG_STRIDE
+        sends: list[str] = []
+        last = ""
+        for s in range(p - 1):
+            sends.append(op(f"send {nbytes[(me - s) % p]}b to {(me + 1) % p} tag {gt}"))
+            last = op(f"recv {nbytes[(me - s - 1) % p]}b from {(me - 1) % p} tag {gt}")
+            deps = {last: True}
+        deps = {**{x: True for x in sends}, last: True}
+        st.sends += p - 1
+        st.recvs += p - 1
+
+    ncoll: dict[int, int] = {}      # collective number -> calls seen so far on this rank
     for i in range(len(kind)):
         k = kind[i]
-        gap = round((t0[i] - prev) * ns) if t0[i] > prev else 0
-        prev = max(prev, t1[i])
+        gap = gaps[i]
         if gap >= min_gap_ns:
             calc_ns += gap
             lab = op(f"calc {gap}")
@@ -165,12 +254,17 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int) -> N
                 deps[done] = True
             continue
         elif k == COLL:
+            nth = ncoll.get(tag[i], 0)
+            ncoll[tag[i]] = nth + 1
+            blocks = (ring or {}).get(tag[i])
+            if blocks is not None:
+                ring_op([b[nth] for b in blocks], tag[i], nth)
+                continue
             # a collective without latscope's row (or on an intercommunicator): its traced time,
             # as a computation (docs/trace.md "Collectives")
             name = "MPI_" + (COLL_NAMES[tag[i]] if 0 <= tag[i] < len(COLL_NAMES) else str(tag[i])).capitalize()
             st.approximated[name] = st.approximated.get(name, 0) + 1
-            took = round((t1[i] - t0[i]) * ns)
-            lab = op(f"calc {took}")
+            lab = op(f"calc {took_ns[i]}")
             deps = {lab: True}
             continue
         else:
@@ -189,10 +283,14 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int) -> N
     out.write("\n}\n")
 
 
-def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, min_gap_ns: int = 1) -> GoalStats:
+def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, min_gap_ns: int = 1,
+            also: Sequence[str | os.PathLike[str]] = ()) -> GoalStats:
     """Convert a trace directory to GOAL text in ``goal``; computation gaps shorter than
-    ``min_gap_ns`` are left out (the operations still follow each other)."""
+    ``min_gap_ns`` are left out (the operations still follow each other). ``also``: traces of
+    repeated runs of the same program; each computation (and each collective replayed as one)
+    is then the minimum over all the traces (docs/trace.md "Noise")."""
     ranks = read_dir(trace_dir)
+    times = _quietest(ranks, [read_dir(d) for d in also], [str(d) for d in also])
     st = GoalStats(len(ranks))
     g = Path(goal)
     tmp = g.with_name(g.name + ".tmp")
@@ -200,8 +298,9 @@ def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, 
         with open(tmp, "w") as out:
             out.write(f"// GOAL schedule of the trace {trace_dir} (latscope trace goal; docs/trace.md)\n")
             out.write(f"num_ranks {len(ranks)}\n")
+            ring = _ring_blocks(ranks)
             for rt in ranks:
-                _rank_goal(rt, out, st, min_gap_ns)
+                _rank_goal(rt, out, st, min_gap_ns, ring, times[rt.rank])
         tmp.replace(g)
     except OSError as e:
         raise TraceError(f"{goal}: cannot write ({e.strerror})") from None

@@ -35,6 +35,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     g = sub.add_parser("goal", help="convert a trace directory to a GOAL schedule")
     g.add_argument("trace_dir", metavar="DIR", help="a directory written by latscope trace run")
+    g.add_argument("more", nargs="*", metavar="MORE",
+                   help="traces of repeated runs of the same program: each computation is the minimum over "
+                        "all of them (noise only lengthens one)")
     g.add_argument("-o", "--output", required=True, metavar="FILE", help="the GOAL file to write")
     for q in (r, g):
         q.add_argument("--min-gap", type=int, default=1, metavar="NS",
@@ -42,10 +45,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _convert(trace_dir: str, goal: str, min_gap_ns: int) -> None:
+def _convert(trace_dir: str, goal: str, min_gap_ns: int, more: list[str] | None = None) -> None:
     from latscope.trace import to_goal
     from latscope.units import fmt_time
-    st = to_goal(trace_dir, goal, min_gap_ns=min_gap_ns)
+    st = to_goal(trace_dir, goal, min_gap_ns=min_gap_ns, also=more or [])
     span = max(st.span_s)
     print(f"{goal}: {st.ranks} ranks, {st.calls} calls traced -> {st.sends} sends, {st.recvs} receives, "
           f"{st.calcs} computations; traced span {fmt_time(span)} "
@@ -115,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
             raise TraceError(f"--min-gap {args.min_gap}: must be >= 0 (nanoseconds)")
         if args.tcmd == "run":
             return _run(args)
-        _convert(args.trace_dir, args.output, args.min_gap)
+        _convert(args.trace_dir, args.output, args.min_gap, args.more)
         return 0
     except (TraceError, LaunchError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

@@ -485,16 +485,22 @@ int MPI_Alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Da
  * length (docs/trace.md "Collectives"). The list matches COLL_NAMES in python/latscope/trace.py. */
 enum { TR_ALLGATHERV = LTS_COLL_NOPS, TR_GATHERV, TR_SCATTERV, TR_ALLTOALLV, TR_REDUCE_SCATTER,
        TR_REDUCE_SCATTER_BLOCK, TR_SCAN, TR_EXSCAN };
-#define TR_OTHER(id, call)                                                                      \
+#define TR_OTHER_B(id, bytes, call)                                                             \
     do {                                                                                        \
         uint64_t t0_ = lts_cycles();                                                            \
         int rc_ = call;                                                                         \
-        if (tr_on && !tr_inside) tr_put(TR_COLL, -1, id, 0, 0, 0, t0_, lts_cycles());          \
+        if (tr_on && !tr_inside) tr_put(TR_COLL, -1, id, 0, (bytes), 0, t0_, lts_cycles());    \
         return rc_;                                                                             \
     } while (0)
+#define TR_OTHER(id, call) TR_OTHER_B(id, 0, call)
 int MPI_Allgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int dis[], MPI_Datatype rt,
                    MPI_Comm comm) {
-    TR_OTHER(TR_ALLGATHERV, PMPI_Allgatherv(s, sc, st, r, rc, dis, rt, comm));
+    /* bytes: this rank's block, so that `trace goal` can replay the call as messages (docs/trace.md
+     * "Collectives"); in place, the block is already in r at this rank's place */
+    int me = 0;
+    if (s == MPI_IN_PLACE) PMPI_Comm_rank(comm, &me);
+    TR_OTHER_B(TR_ALLGATHERV, s == MPI_IN_PLACE ? tr_bytes(rc[me], rt) : tr_bytes(sc, st),
+               PMPI_Allgatherv(s, sc, st, r, rc, dis, rt, comm));
 }
 int MPI_Gatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int dis[], MPI_Datatype rt,
                 int root, MPI_Comm comm) {
