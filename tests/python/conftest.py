@@ -2,9 +2,16 @@
 hang), using the same launch settings as the CLI."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import re
+import signal
 import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +124,75 @@ def write_barrier_results(path: Path, ranks: int, medians: dict[str, float], met
                      "median_s": m, "local": {"avg_s": m, "per_rank": [{"median_s": m}] * ranks},
                      **(extra or {}).get(alg, {})})
     return write_records(path, recs)
+
+
+class _CliTimeout(BaseException):
+    """Raised by SIGALRM inside run_cli; a BaseException so that cli.main's catch-all (one line,
+    exit 1) does not swallow it, and subprocess.run kills the program it waits for on the way."""
+
+
+def run_cli(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    """`latscope ARGV` in process, through latscope.cli.main as the console script calls it: the
+    same code path without a new interpreter and its imports (1 to 2 s a command). As
+    subprocess.run(capture_output=True): the exit status, and stdout and stderr, the command's
+    own and those of the programs it starts (file descriptors 1 and 2, captured too). env
+    replaces os.environ and cwd the working directory for the call; both are restored. Past
+    timeout seconds it raises subprocess.TimeoutExpired, as subprocess.run would: no test hangs."""
+    from latscope import cli
+
+    def expire(signum: int, frame: object) -> None:
+        raise _CliTimeout()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    py_out, py_err = io.StringIO(), io.StringIO()
+    with tempfile.TemporaryFile("w+") as fd_out, tempfile.TemporaryFile("w+") as fd_err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved_fds = os.dup(1), os.dup(2)
+        old_handler = signal.signal(signal.SIGALRM, expire)
+        try:
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(env)
+            if cwd is not None:
+                os.chdir(cwd)
+            os.dup2(fd_out.fileno(), 1)
+            os.dup2(fd_err.fileno(), 2)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            with contextlib.redirect_stdout(py_out), contextlib.redirect_stderr(py_err):
+                try:
+                    rc = cli.main(list(argv))
+                except SystemExit as e:   # argparse's own exit (usage errors, --help)
+                    rc = e.code if isinstance(e.code, int) else 1
+        except _CliTimeout:
+            raise subprocess.TimeoutExpired(["latscope", *argv], timeout) from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old_handler)
+            os.dup2(saved_fds[0], 1)
+            os.dup2(saved_fds[1], 2)
+            os.close(saved_fds[0])
+            os.close(saved_fds[1])
+            os.chdir(saved_cwd)
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(saved_env)
+        fd_out.seek(0)
+        fd_err.seek(0)
+        return subprocess.CompletedProcess(["latscope", *argv], rc, py_out.getvalue() + fd_out.read(),
+                                           py_err.getvalue() + fd_err.read())
+
+
+@pytest.fixture(scope="session")
+def characterized(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """`latscope characterize --quick --np 2`, in process (latscope.cli.main), once a session: its
+    output directory and what it printed. test_characterize.py checks its files, report and
+    summary; test_json_outputs.py that every JSON file it wrote is strict (each ran its own, about
+    18 s and 8 s)."""
+    from latscope import cli
+    out = tmp_path_factory.mktemp("characterize") / "demo"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        rc = cli.main(["characterize", "--quick", "--np", "2", "--out", str(out)])
+    assert rc == 0, printed.getvalue()[-3000:]
+    return out, printed.getvalue()

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from latscope import cli
 from latscope.results import load
 
 
-def test_characterize_quick(tmp_path, capsys):
-    out = tmp_path / "demo"
-    assert cli.main(["characterize", "--quick", "--np", "2", "--out", str(out)]) == 0
-    text = capsys.readouterr().out
+def test_characterize_quick(characterized: tuple[Path, str]) -> None:
+    """`latscope characterize --quick --np 2` in process (conftest.py's session fixture, whose
+    output test_json_outputs.py also reads)."""
+    out, text = characterized
     assert "Hockney fits" in text and "two-roundtrip" in text
     for name in ("p2p_pingpong", "p2p_roundtrip0", "p2p_bandwidth"):
         res = load(out / f"{name}.jsonl")
