@@ -24,6 +24,8 @@ static void usage(FILE *f) {
             "  variation: --table FILE (latscope delay table, docs/delay-table.md) --seed N (default 1)\n"
             "    --noise-period S --noise-detour S  OS noise: every period, each rank's CPU is taken for the\n"
             "                                       detour (a phase per rank from the seed)\n"
+            "    --noise-trace FILE                 OS noise from a trace of detours (docs/sim.md), repeated,\n"
+            "                                       from a phase per rank\n"
             "  --goal-unit S   a GOAL calc's unit (default 1e-9: ns)\n"
             "  --per-rank FILE per-rank finish times, JSONL\n"
             "  --goal-out FILE write the generated schedule as GOAL text instead of running it\n"
@@ -99,6 +101,7 @@ static int64_t select_k(int64_t *v, size_t n, size_t k) {
 static double sec(int64_t ps) { return (double)ps / 1e12; }
 
 int main(int argc, char **argv) {
+    const char *noise_path = NULL;
     const char *algo = NULL, *goal = NULL, *table_path = NULL, *per_rank = NULL, *goal_out = NULL;
     long long P = 0, size = 0, bins = 20, seed = 1, k = 4, S = -1;
     lts_sim_opts_t o;
@@ -120,6 +123,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--table")) table_path = v;
         else if (!strcmp(a, "--per-rank")) per_rank = v;
         else if (!strcmp(a, "--goal-out")) goal_out = v;
+        else if (!strcmp(a, "--noise-trace")) noise_path = v;
         else if (!strcmp(a, "--P")) rc = parse_count(a, v, 1, 1 << 30, &P);
         else if (!strcmp(a, "--k")) rc = parse_count(a, v, 2, 4096, &k);
         else if (!strcmp(a, "--size")) rc = parse_count(a, v, 0, (long long)1 << 40, &size);
@@ -156,6 +160,17 @@ int main(int argc, char **argv) {
             return 2;
         }
         o.table = table;
+    }
+
+    static lts_sim_noise_t nz;
+    if (noise_path) {
+        if (o.noise_period || o.noise_detour)
+            return bad("--noise-trace %s: give either it or --noise-period/--noise-detour%s", noise_path, "");
+        if (lts_sim_noise_load(noise_path, &nz, err, sizeof err)) {
+            fprintf(stderr, PROG ": error: --noise-trace %s\n", err);
+            return 2;
+        }
+        o.noise_trace = &nz;
     }
 
     struct timespec t0, t1;
@@ -253,7 +268,11 @@ int main(int argc, char **argv) {
     if (table_path) json_str(stdout, table_path); else printf("null");
     if (o.noise_period > 0 && o.noise_detour > 0)
         printf(", \"noise\": {\"period_s\": %.17g, \"detour_s\": %.17g}", sec(o.noise_period), sec(o.noise_detour));
-    else
+    else if (noise_path) {
+        printf(", \"noise\": {\"trace\": ");
+        json_str(stdout, noise_path);
+        printf(", \"detours\": %zu, \"span_s\": %.17g}", nz.n, sec(nz.span));
+    } else
         printf(", \"noise\": null");
     printf(", \"seed\": %llu, \"time_s\": %.17g, \"time_ps\": %lld, \"finish_min_s\": %.17g, \"finish_median_s\": %.17g, "
            "\"events\": %llu, \"messages\": %llu, \"delays\": %llu, \"delay_mean_s\": ",

@@ -58,6 +58,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "sim", help="LogGOPS simulation of a schedule (generated algorithm or GOAL file), delay tables, any P",
         description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("schedule", nargs="?", help="a generated algorithm (see --list) or a GOAL file (*.goal)")
+    p.add_argument("--noise-trace", metavar="FILE", help="OS noise from a trace of detours, 'START DURATION' seconds a "
+                   "line (docs/sim.md \"Variation\"), repeated from a phase per rank")
     p.add_argument("--list", action="store_true", help="list the generated schedules, then exit")
     p.add_argument("--P", type=int, help="ranks (a generated schedule)")
     g = add_sim_args(p, table_help="latscope delay table (docs/delay-table.md): an extra delay per message")
@@ -100,7 +102,8 @@ def main(args: argparse.Namespace) -> int:
         if args.bins < 1:
             return _fail(f"--bins {args.bins}: must be >= 1")
         res = sim.run(args.schedule, par, table=args.table, seed=args.seed, P=args.P, size_bytes=args.size, k=args.k,
-                      per_rank=False, per_rank_path=args.per_rank, bins=args.bins, goal_unit_s=args.goal_unit, noise=noise)
+                      per_rank=False, per_rank_path=args.per_rank, bins=args.bins, goal_unit_s=args.goal_unit, noise=noise,
+                      noise_trace=args.noise_trace)
     except (sim.SimError, ModelError) as e:
         return _fail(str(e))
     d = res.summary
@@ -110,7 +113,9 @@ def main(args: argparse.Namespace) -> int:
     sched = d["schedule"].get("algo") or d["schedule"].get("goal")
     var = f", table {d['table']} seed {d['seed']} (mean extra delay {fmt_time(d['delay_mean_s'])})" if d["table"] else ""
     nz = d.get("noise")
-    if nz:
+    if nz and "trace" in nz:
+        var += f", OS noise trace {nz['trace']} ({nz['detours']} detours every {fmt_time(nz['span_s'])})"
+    elif nz:
         var += f", OS noise {fmt_time(nz['detour_s'])} every {fmt_time(nz['period_s'])}"
     print(f"{sched}: P = {d['P']}{var}")
     print(f"  finish: last {fmt_time(d['time_s'])}, median {fmt_time(d['finish_median_s'])}, "

@@ -166,6 +166,7 @@ typedef struct sim {
     int ahead;           /* programs: a rank may run ahead of the clock (see lts_sim_run_prog) */
     int flag_on;         /* programs: the shared-memory flag was stored, seen from flag_t on */
     int64_t flag_t;
+    int64_t nz_free;     /* a noise trace's free time per span (0: no trace) */
     int failed;
     uint64_t events, messages, delays;
     int64_t delay_sum;
@@ -552,8 +553,10 @@ static int posted_match(sim_t *s, rank_t *R, int src, int tag, uint32_t *h) {
  * the seed and the rank, not the table's stream: the injector's draws stay as they are). Work
  * that would start inside a detour starts at its end; work that reaches a detour's start is
  * stretched by it. Returns when `dur` of work started at `start` ends. */
+static int64_t busy_trace(const sim_t *s, int r, int64_t start, int64_t dur);
 static int64_t busy(const sim_t *s, int r, int64_t start, int64_t dur) {
     int64_t T = s->o->noise_period, d = s->o->noise_detour;
+    if (s->nz_free) return busy_trace(s, r, start, dur);
     if (T <= 0 || d <= 0) return start + dur;
     int64_t ph = (int64_t)(lts_inject_splitmix64(s->o->seed ^ 0x6e6f6973652d3031ULL ^ ((uint64_t)(uint32_t)r << 21)) %
                            (uint64_t)T);
@@ -567,6 +570,44 @@ static int64_t busy(const sim_t *s, int r, int64_t start, int64_t dur) {
         left -= nd - t;
         t = nd + d;
         ds = nd;
+    }
+}
+
+/* The same from a noise trace (lts_sim_noise_t, src/sim/noise.c): detour i of cycle k takes the
+ * CPU over [ph + k span + start_i, ... + dur_i), ph the rank's phase, drawn as for periodic noise
+ * (a trace of one detour at 0 every span is the periodic noise exactly). Work longer than a cycle's
+ * free time skips whole cycles: from any point outside a detour, one span later is the same point
+ * of the trace, with exactly the span's free time done in between. */
+static int64_t busy_trace(const sim_t *s, int r, int64_t start, int64_t dur) {
+    const lts_sim_noise_t *nz = s->o->noise_trace;
+    const int64_t *det = nz->det, span = nz->span;
+    size_t n = nz->n;
+    int64_t ph = (int64_t)(lts_inject_splitmix64(s->o->seed ^ 0x6e6f6973652d3031ULL ^ ((uint64_t)(uint32_t)r << 21)) %
+                           (uint64_t)span);
+    int64_t u = start - ph;
+    int64_t k = u >= 0 ? u / span : -((-u + span - 1) / span);
+    int64_t base = ph + k * span, x = u - k * span;   /* start = base + x, 0 <= x < span */
+    size_t lo = 0, hi = n;   /* j: the first detour starting after x */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (det[2 * mid] <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t j = lo;
+    if (j > 0 && x < det[2 * (j - 1)] + det[2 * (j - 1) + 1]) x = det[2 * (j - 1)] + det[2 * (j - 1) + 1];
+    int64_t left = dur;
+    if (left > s->nz_free) {
+        int64_t cycles = (left - 1) / s->nz_free;
+        base += cycles * span;
+        left -= cycles * s->nz_free;
+    }
+    for (;;) {
+        if (j == n) { j = 0; base += span; x -= span; }
+        int64_t ns = det[2 * j];
+        if (x + left <= ns) return base + x + left;
+        if (x < ns) left -= ns - x;
+        x = ns + det[2 * j + 1];
+        j++;
     }
 }
 
@@ -665,6 +706,14 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
     if (o->noise_period < 0 || o->noise_detour < 0 || (o->noise_detour > 0 && o->noise_detour >= o->noise_period))
         return fail(s, LTS_EINVAL, "noise: the detour (%lld ps) must be >= 0 and shorter than the period (%lld ps)",
                     (long long)o->noise_detour, (long long)o->noise_period);
+    if (o->noise_trace && o->noise_trace->n) {
+        const lts_sim_noise_t *nz = o->noise_trace;
+        if (o->noise_period > 0 && o->noise_detour > 0)
+            return fail(s, LTS_EINVAL, "noise: give a period and detour, or a trace, not both");
+        s->nz_free = nz->span;
+        for (size_t i = 0; i < nz->n; i++) s->nz_free -= nz->det[2 * i + 1];
+        if (s->nz_free <= 0) return fail(s, LTS_EINVAL, "noise trace: the detours fill the whole span");
+    }
     void *rp = NULL;
     if (!posix_memalign(&rp, 64, (size_t)P * sizeof *s->r)) {
         s->r = rp;

@@ -66,12 +66,22 @@ int lts_goal_nranks(const lts_goal_t *g);
 size_t lts_goal_nops(const lts_goal_t *g);
 void lts_goal_free(lts_goal_t *g);
 
+/* An OS-noise trace (src/sim/noise.c, docs/sim.md "Variation"): n detours (start, duration) in
+ * ps, det[2i], det[2i+1], starts increasing, not overlapping, within [0, span); repeated every
+ * span on each rank from a phase of the rank's own. */
+typedef struct lts_sim_noise { int64_t *det; size_t n; int64_t span; } lts_sim_noise_t;
+int lts_sim_noise_parse(const char *text, size_t len, const char *name, lts_sim_noise_t *out, char *err, size_t errlen);
+int lts_sim_noise_load(const char *path, lts_sim_noise_t *out, char *err, size_t errlen);
+void lts_sim_noise_free(lts_sim_noise_t *nz);
+
 typedef struct lts_sim_opts {
     lts_sim_params_t par;
     const uint64_t *table;   /* LTS_INJECT_TABLE_N delays in ns, or NULL: no variation */
     uint64_t seed;
     int64_t goal_unit_ps;    /* a GOAL calc's unit (default 1000: ns, LogGOPSim's convention) */
     int64_t noise_period, noise_detour;   /* OS noise, ps: a detour every period per rank (0: none) */
+    const lts_sim_noise_t *noise_trace;   /* OS noise from a trace (NULL or no detours: none); not
+                                             with noise_period */
 } lts_sim_opts_t;
 
 /* One operation of a GOAL schedule's critical path (its index in the lts_goal_t arrays). */

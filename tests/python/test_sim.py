@@ -445,6 +445,60 @@ def test_os_noise_takes_exactly_the_detours_a_computation_crosses(tmp_path: Path
     assert a.finish_ps == sim.run("dissemination", par, P=500, seed=3, noise=(10e-6, 1e-6)).finish_ps
 
 
+def test_noise_trace_of_one_detour_per_span_is_the_periodic_noise(tmp_path: Path) -> None:
+    par = sim.LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=2e-7)
+    T, d = 10e-6, 1e-6
+    f = tmp_path / "calc.goal"   # a computation crossing hundreds of spans: the cycles skipped whole
+    f.write_text("num_ranks 3\n" + "".join(f"rank {r} {{\nl1: calc {1234567 + r}\n}}\n" for r in range(3)))
+    trace = tmp_path / "periodic.nz"
+    trace.write_text(f"# one detour every span\nspan {T!r}\n0 {d!r}\n")
+    for sched, P in (("dissemination", 500), ("binomial", 300), (str(f), None)):
+        for seed in (1, 7):
+            per = sim.run(sched, par, P=P, seed=seed, noise=(T, d))
+            tr = sim.run(sched, par, P=P, seed=seed, noise_trace=trace)
+            assert tr.finish_ps == per.finish_ps, (sched, seed)
+            assert tr.summary["noise"] == {"trace": str(trace), "detours": 1, "span_s": T}
+    # a trace with no detour (or only zero-length ones) is no noise at all
+    for text in ("", "# nothing\n", "span 1e-3\n2e-4 0\n"):
+        empty = tmp_path / "empty.nz"
+        empty.write_text(text)
+        assert sim.run("dissemination", par, P=500, seed=3, noise_trace=empty).finish_ps == \
+            sim.run("dissemination", par, P=500, seed=3).finish_ps
+
+
+def test_noise_trace_delays_work_by_exactly_the_detours_it_crosses(tmp_path: Path) -> None:
+    # detours of 1, 2 and 3 us at 10, 20 and 30 us of a 40 us span: 34 us free per span, so 340 us
+    # of work crosses 10 spans' detours, 60 us, give or take what the phase cuts at either end
+    trace = tmp_path / "t.nz"
+    trace.write_text("span 40e-6\n10e-6 1e-6   # a detour\n20e-6 2e-6\n30e-6 3e-6\n")
+    f = tmp_path / "calc.goal"
+    f.write_text("num_ranks 8\n" + "".join(f"rank {r} {{\nl1: calc 340000\n}}\n" for r in range(8)))
+    r = sim.run(f, sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7), seed=5, noise_trace=trace)
+    lost = [fin - 340_000_000 for fin in r.finish_ps]
+    assert all(54_000_000 <= x <= 66_000_000 for x in lost), lost
+    assert len(set(lost)) > 1   # phases differ by rank
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("0 1e-6\nfoo\n", "t.nz:2: expected 'START DURATION'"),
+    ("span 1e-4\n1e-5 1e-5\n5e-6 1e-6\n", "t.nz:3: detour at 5e-06 s starts before the previous one ends"),
+    ("span 1e-5\n0 2e-5\n", "t.nz:2: detour ends at 2e-05 s, after the span"),
+    ("0 1e-6\nspan 1e-3\n", "t.nz:2: 'span' must come once, before the detours"),
+    ("span -1\n", "t.nz:1: expected 'span SECONDS'"),
+    ("0 1e-6\n", "the detours fill the whole span"),
+])
+def test_bad_noise_trace_exits_2_naming_the_line(tmp_path: Path, text: str, needle: str) -> None:
+    trace = tmp_path / "t.nz"
+    trace.write_text(text)
+    cp = lsim("--algo", "dissemination", "--P", "4", "--L", "1e-6", "--noise-trace", str(trace))
+    assert cp.returncode == 2 and needle in cp.stderr and len(cp.stderr.strip().splitlines()) == 1, cp.stderr
+    cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim", "dissemination", "--P", "4", "--L", "1us",
+                         "--o", "0.2us", "--noise-trace", str(trace)], capture_output=True, text=True, timeout=TIMEOUT)
+    assert cp.returncode == 2 and needle in cp.stderr and "Traceback" not in cp.stderr, cp.stderr
+    cp = lsim("--algo", "dissemination", "--P", "4", "--noise-trace", str(tmp_path / "none.nz"))
+    assert cp.returncode == 2 and "none.nz: cannot read" in cp.stderr
+
+
 # ---- sim-sweep results and the report section ------------------------------------------------
 
 def test_sweep_writes_results_the_report_draws_alone_and_mixed(tmp_path: Path, table: Path) -> None:
