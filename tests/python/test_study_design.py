@@ -15,6 +15,7 @@ from scipy import stats
 
 from latscope.study.analyze import analyze_group, analyze_runs, block_relative, cell_minima
 from latscope.study.plan import parse_plan
+from conftest import run_cli
 from test_study_run import GOOD, LATSCOPE, REPO, _table
 
 
@@ -142,11 +143,13 @@ def test_study_with_launches_records_resumes_and_analyzes(tables: Path, tmp_path
     # pin: each rank bound to a core of its own (MPICH's -bind-to core, Open MPI's --bind-to core)
     assert all("bind-to core" in r["command"] for r in runs)
     assert len({r["seed"] for r in runs if r["rep"] == 0}) == 1
-    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    # the rerun and the analysis in process (conftest.run_cli: the same code path, without an
+    # interpreter's imports each)
+    cp = run_cli(cmd[len(LATSCOPE):], timeout=60)
     assert cp.returncode == 0 and "0 to go" in cp.stderr
     [a] = analyze_runs(runs)
     assert a.n == 4 and a.launches == 2 and a.blocks == 2
-    cp = subprocess.run([*LATSCOPE, "study", "analyze", str(out)], capture_output=True, text=True, timeout=120)
+    cp = run_cli(["study", "analyze", str(out)])
     assert cp.returncode == 0, cp.stderr
     assert "each cell the minimum of 2 launches" in cp.stdout
     assert "minimum of its 2 launches" in (out / "report.html").read_text()
@@ -155,14 +158,14 @@ def test_study_with_launches_records_resumes_and_analyzes(tables: Path, tmp_path
 def test_lu_at_np_2_grows_with_the_delays_spread(tables: Path) -> None:
     """At np 2 the wavefront is a 2 x 2 block grid (miniapps/lu.c): a block waits for the later of
     two neighbours, so at equal mean delay a lognormal table (sd 4x the mean) slows it. The
-    minimum of 3 interleaved launches each (another tenant only adds time)."""
+    minimum of 3 interleaved launches each (another tenant only adds time). `latscope inject run`
+    in process (conftest.run_cli): the runtimes are latscope-lu's own, the launches as before."""
     lu = str(REPO / "build" / "bin" / "latscope-lu")
     got: dict[str, list[float]] = {"c": [], "l": []}
     for _ in range(3):
         for t in ("c", "l"):
-            cp = subprocess.run([*LATSCOPE, "inject", "run", "--table", str(tables / f"{t}.tbl"), "--seed", "1",
-                                 "--np", "2", "--", lu, "--class", "S", "--iters", "20"],
-                                capture_output=True, text=True, timeout=120)
+            cp = run_cli(["inject", "run", "--table", str(tables / f"{t}.tbl"), "--seed", "1",
+                          "--np", "2", "--", lu, "--class", "S", "--iters", "20"])
             assert cp.returncode == 0, cp.stdout + cp.stderr
             line = next(ln for ln in cp.stdout.splitlines() if ln.startswith("latscope-miniapp"))
             fields = dict(w.split("=", 1) for w in line.split()[1:])

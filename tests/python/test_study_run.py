@@ -23,6 +23,8 @@ from scipy import stats
 from latscope import study_cli
 from latscope.study.analyze import analyze_group, fisher_z_seed, steiger_z, williams_t
 
+from conftest import run_cli
+
 REPO = Path(__file__).resolve().parents[2]
 LATSCOPE = [sys.executable, "-m", "latscope.cli"]
 
@@ -138,7 +140,8 @@ def test_equal_means_leave_r_mean_undefined() -> None:
 # ---------------------------------------------------------------- plans
 
 def _table(d: Path, name: str, *args: str) -> None:
-    subprocess.run([*LATSCOPE, "tables", "make", *args, "-o", str(d / name)], check=True, capture_output=True)
+    cp = run_cli(["tables", "make", *args, "-o", str(d / name)])
+    assert cp.returncode == 0, cp.stderr
 
 
 @pytest.fixture(scope="module")
@@ -257,12 +260,13 @@ def test_killed_study_resumes_losing_and_redoing_nothing(tables: Path, tmp_path:
     # within each repetition block, every (table, np) once: the blocks are complete
     for k in range(3):
         assert sorted((r["table"], r["np"]) for r in ok if r["rep"] == k) == [("c", 1), ("c", 2), ("l", 1), ("l", 2)]
-    # and a rerun of a finished study runs nothing
-    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    # and a rerun of a finished study runs nothing (this and the analysis in process: the same
+    # code path without an interpreter's imports; the killed run above needs a process of its own)
+    cp = run_cli(cmd[len(LATSCOPE):])
     assert cp.returncode == 0 and "0 to go" in cp.stderr
     assert len(_records(runs)) == len(recs)
     # the analysis of it: n = the verified runs of each np
-    cp = subprocess.run([*LATSCOPE, "study", "analyze", str(out)], capture_output=True, text=True, timeout=120)
+    cp = run_cli(["study", "analyze", str(out)])
     assert cp.returncode == 0, cp.stderr
     doc = json.loads((out / "analysis.json").read_text())
     assert {(a["app"], a["np"], a["n"]) for a in doc["apps"]} == {("cg", 1, 6), ("cg", 2, 6)}
