@@ -237,20 +237,30 @@ def test_blocking_wait_floor_and_polled_latency():
     assert row_loop_time_s(sp, 2, "tree-shm:k=4", flag_s=140e-9, wait_s=500e-9) == pytest.approx(740e-9)
     # a chain whose receiver waits longer than the floor anyway is unchanged
     assert row_loop_time_s(sp, 2, "tree:k=4", wait_s=1000e-9) == pytest.approx(1200e-9)
-    # an exchange round: the partner's message is there at the first look: no floor
-    assert row_loop_time_s(sp, 2, "dissemination", post_s=50e-9, wait_s=1000e-9) == pytest.approx(650e-9)
-    # ... also when the loop's L (a chain's hop, the blocking receiver's wait folded in) exceeds
-    # post_s: whether the message is there is decided by L_poll, when a look can find it. Each
-    # rank: post 50, send to 250, call at 250; the partner's message is seen at 250 + L_poll = 250
-    # (<= 300: no floor) and received at 250 + L + o_r = 750. Judged by L = 100 ns instead, both
-    # ranks missed their look and paid the floor, 250 + 1000 (pairwise +20..+67 % measured)
-    sp_l = SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=100e-9)
+    # an exchange round (MPI_Sendrecv: both messages sent before either wait). Entered together,
+    # each rank finds the other's message at its first look (post 50, send to 250, call at 250,
+    # the message seen at 250 + L_poll <= 300, received at 250 + L + o_r = 750): no floor.
+    # Entered apart, the rank first in misses its look and pays the floor (250 + 1000 = 1250),
+    # the other receives at 250 + o_r = 650 (the message long there), so the first leaves 600
+    # later and is second next time: a 2-cycle. The loop starts on the cycle (rank r at
+    # r * (wait_s - o_r) / 2, where the real loop's jitter puts it): each rank alternates
+    # 650 / 1250, median 950
+    sp_l = SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=100e-9, post_s=50e-9, wait_s=1000e-9, L_poll_s=0.0)
+    prog, k = row_program("pairwise")
+    assert [round(x * 1e9) for x in simulate(prog, 2, k, sp_l, iterations=30)[0][-4:]] == [750] * 4
+    t = simulate(prog, 2, k, sp_l, iterations=30, stagger_s=300e-9)
+    assert [round(x * 1e9) for x in t[0][-4:]] == [1250, 650, 1250, 650]
+    assert [round(x * 1e9) for x in t[1][-4:]] == [650, 1250, 650, 1250]
     for row in ("dissemination", "pairwise"):
-        assert row_loop_time_s(sp_l, 2, row, post_s=50e-9, wait_s=1000e-9, L_poll_s=0.0) == pytest.approx(750e-9)
-        assert row_loop_time_s(sp_l, 2, row, post_s=50e-9, wait_s=1000e-9) == pytest.approx(1250e-9)
+        assert row_loop_time_s(sp_l, 2, row) == pytest.approx(950e-9)
+        # without the floor one steady state only: 750
+        assert row_loop_time_s(SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=100e-9, post_s=50e-9), 2, row) == pytest.approx(750e-9)
+    # judged by the loop's L (100 ns > post 50) instead of L_poll, ranks entered together would
+    # both miss their look: 1250 on each
+    sp_n = SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=100e-9, post_s=50e-9, wait_s=1000e-9)
+    assert [round(x * 1e9) for x in simulate(prog, 2, k, sp_n, iterations=30)[0][-2:]] == [1250] * 2
     # tree-shm's root still misses its look (the child sends after the root's call): the floor
-    assert row_loop_time_s(sp_l, 2, "tree-shm:k=4", post_s=50e-9, flag_s=140e-9, wait_s=1000e-9,
-                           L_poll_s=0.0) == pytest.approx(1050e-9)
+    assert row_loop_time_s(sp_l, 2, "tree-shm:k=4", flag_s=140e-9) == pytest.approx(1050e-9)
     # linear-2net: o_s + L_poll + poll + mcast; the floor never applies to a polled receive
     kw = dict(poll_s=100e-9, bcast="mcast", mcast_s=300e-9)
     assert row_loop_time_s(sp, 2, "linear-2net", L_poll_s=-50e-9, **kw) == pytest.approx(550e-9)

@@ -470,9 +470,10 @@ class LoopResult:
 
 
 def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations: int = 1,
-             dummy_s: float = 30e-6) -> list[list[float]]:
+             dummy_s: float = 30e-6, stagger_s: float = 0.0) -> list[list[float]]:
     """Run ``iterations`` barriers of ``program`` on ``P`` ranks, each followed by ``dummy_s`` of
-    work, all ranks starting at 0; return ``times[rank][iteration]`` = exit - entry of each call.
+    work, rank r starting at ``r * stagger_s``; return ``times[rank][iteration]`` = exit - entry of
+    each call.
 
     Ranks advance as far as their inputs allow; a receive waits for the matching send (per
     (source, destination, tag) channel, in order: MPI's non-overtaking rule).
@@ -497,7 +498,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
         return out
 
     progs = [expand(program(r, P, k), r) for r in range(P)]
-    cpu = [0.0] * P                      # each rank's clock
+    cpu = [r * stagger_s for r in range(P)]   # each rank's clock (rank r enters first at r * stagger_s)
     last_send = [-math.inf] * P          # start of its last send (gap g)
     last_recv = [-math.inf] * P          # start of its last receive processing (gap g)
     sends: dict[tuple[Any, ...], list[float]] = defaultdict(list)   # channel -> send end times
@@ -506,7 +507,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
     it = [0] * P
     pc = [0] * P
     pending: list[list[tuple[tuple[Any, ...], int]]] = [[] for _ in range(P)]
-    entry = [0.0] * P
+    entry = list(cpu)
     times: list[list[float]] = [[] for _ in range(P)]
     done = [iterations == 0] * P
 
@@ -608,7 +609,17 @@ def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s:
     iterations after ``warmup``, and the single-shot critical path of the first call."""
     if iterations <= warmup:
         raise ModelError(f"iterations = {iterations}: must exceed warmup = {warmup}")
-    times = simulate(program, P, k, params, iterations=iterations, dummy_s=dummy_s)
+    # With the wait floor the loop of an exchange round (dissemination, pairwise) has two steady
+    # states: the ranks entering within the catch window (post_s - L_poll, ~0.1 us: each finds
+    # the other's message at its first look), or a 2-cycle in which the rank that enters first
+    # misses its look and pays the floor, leaves wait_s - o_r later and so enters second next
+    # time. Entered together, a deterministic simulation stays in the first; the real loop does
+    # not (its entries jitter by more than 0.1 us, and once out of the window the cycle keeps it
+    # out: the skew alternates by wait_s - o_r): measured, the exchange rows sat between the two,
+    # as the cycle does (docs/barriers.md "The exchange rows"). Rank r therefore enters first at
+    # r * (wait_s - o_r) / 2, on the cycle; rows with one steady state are not affected.
+    stagger = 0.0 if params.wait_s is None else max(params.wait_s - params.o_r_s, 0.0) / 2
+    times = simulate(program, P, k, params, iterations=iterations, dummy_s=dummy_s, stagger_s=stagger)
     meds, means = [], []
     for t in times:
         tail = sorted(t[warmup:])
