@@ -187,6 +187,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1, help="repeat the whole measurement, for the spread across runs")
     ap.add_argument("--launches", choices=["one", "two"], default="one",
                     help="one: LogP and the np 2 barrier rows in one launch (default); two: separate launches")
+    ap.add_argument("--keep", metavar="DIR", help="keep each run's results files under DIR/run<k> (default: a temporary "
+                    "directory, removed)")
     ap.add_argument("--pin", action="store_true",
                     help="each rank bound to a core of its own (np <= cores; latscope.run.launch)")
     a = ap.parse_args()
@@ -199,7 +201,9 @@ def main() -> int:
         for k in range(a.runs):
             if a.runs > 1:
                 print(f"== run {k + 1} of {a.runs}")
-            e, r, note, rows = one_run(nps, a.reps, Path(td), show=k == 0 or a.runs == 1, one_launch=a.launches == "one")
+            rd = Path(td) if a.keep is None else Path(a.keep) / f"run{k + 1}"
+            rd.mkdir(parents=True, exist_ok=True)
+            e, r, note, rows = one_run(nps, a.reps, rd, show=k == 0 or a.runs == 1, one_launch=a.launches == "one")
             for _, x in rows.dropna(subset=["rel_err"]).iterrows():
                 per_row.setdefault((int(x["P"]), str(x["alg"])), []).append(float(x["rel_err"]))
             errs.append(e)
