@@ -38,7 +38,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from latscope import sim  # noqa: E402
 from latscope.run import launch, program  # noqa: E402
-from latscope.trace import path_iteration_median, replay_params, to_goal  # noqa: E402
+from latscope.trace import (COLL, IRECV, ISEND, RECV, SEND, WAIT, path_iteration_median, read_dir,  # noqa: E402
+                            replay_params, to_goal)
+
+BARRIER_TAG = 0x4C54 + 0x100   # LTS_BARRIER_TAG (include/latscope/algos.h)
 
 TARGET = 0.10
 SEED = 7
@@ -57,6 +60,8 @@ PROGRAMS: list[tuple[str, str, list[str], str]] = [
     ("pingpong + allreduce", "trace-pingpong", ["1000", "8", "0", "allreduce"], "mean"),
     ("nonblocking 8 B + 1 us work", "trace-pingpong", ["2000", "8", "1000", "nonblocking"], "path"),
     ("cg class S", "latscope-cg", ["--class", "S", "--json"], "total"),
+    ("lu class S", "latscope-lu", ["--class", "S", "--json"], "total"),
+    ("mg class S", "latscope-mg", ["--class", "S", "--json"], "total"),
 ]
 
 
@@ -87,6 +92,24 @@ def run_prog(prefix: list[str], env: dict[str, str], wrap: list[str], prog: str,
     return loop_s(cp.stdout, key)
 
 
+def first_barrier(d: Path) -> list[int]:
+    """Per rank, how many records reach the end of the run's first MPI_Barrier: its messages are
+    latscope's barrier row, tags LTS_BARRIER_TAG .. + 0xff (include/latscope/algos.h), and their
+    completions follow them."""
+    out = []
+    for rt in read_dir(d):
+        rec = rt.records
+        kind, tag = rec["kind"].tolist(), rec["tag"].tolist()
+        i = next((j for j, (k, t) in enumerate(zip(kind, tag))
+                  if k in (SEND, RECV, ISEND, IRECV) and BARRIER_TAG <= t <= BARRIER_TAG + 0xFF), None)
+        if i is None:
+            sys.exit(f"{d}: rank {rt.rank} has no MPI_Barrier: its loop's start is not known")
+        while i + 1 < len(kind) and (kind[i + 1] == WAIT or (kind[i + 1] != COLL and BARRIER_TAG <= tag[i + 1] <= BARRIER_TAG + 0xFF)):
+            i += 1
+        out.append(i + 1)
+    return out
+
+
 def replayed(goal: Path, par: "sim.LogGOPS", how: str, outside: float, iters: int, **kw: Any) -> float:
     """The replay's iteration (median on the critical path, or mean) or its loop total (the span
     less what ran outside the loop)."""
@@ -104,6 +127,8 @@ def replayed(goal: Path, par: "sim.LogGOPS", how: str, outside: float, iters: in
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="launches per program and condition (default 5)")
+    ap.add_argument("--traces", type=int, default=3,
+                    help="traced launches per program; each computation is the minimum over them (default 3)")
     ap.add_argument("--only", help="programs whose name contains this")
     ap.add_argument("--keep", help="keep the files in this directory")
     a = ap.parse_args()
@@ -127,14 +152,34 @@ def main() -> int:
         if a.only and a.only not in name:
             continue
         d = tmp / name.replace(" ", "_").replace("+", "").replace("/", "")
-        tr_out = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(d), "--"] + ln.prefix
-                                + [str(program(prog))] + args, env=ln.env, capture_output=True, text=True)
-        if tr_out.returncode != 0:
-            sys.exit(f"trace of {name}: {tr_out.stderr.strip()[-2000:]}")
-        st = to_goal(d, d / "trace.goal")
-        outside = max(st.span_s) - loop_s(tr_out.stdout)
+        # several traced launches: a shared machine stalls a rank for milliseconds in some
+        # computations of one run, rarely in the same one of another, so each computation is
+        # the minimum over the traces (noise only lengthens it; docs/trace.md "Noise")
+        dirs, outs = [], []
+        for k in range(a.traces):
+            dk = d / f"t{k}"
+            tr_out = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(dk), "--"] + ln.prefix
+                                    + [str(program(prog))] + args, env=ln.env, capture_output=True, text=True)
+            if tr_out.returncode != 0:
+                sys.exit(f"trace of {name}: {tr_out.stderr.strip()[-2000:]}")
+            dirs.append(dk)
+            outs.append(tr_out.stdout)
+        st = to_goal(dirs[0], d / "trace.goal", also=dirs[1:])
+        # the timed loop starts as the first MPI_Barrier returns (the mini-apps and trace-pingpong
+        # start their clock there): the replay's loop is its span less the replay of the records
+        # up to that barrier (the same minimum computations) less what the traced runs did after
+        # the loop (the result's reductions; the least over the traces). The set-up before the
+        # barrier is not taken from a traced run: it is long (CG's matrix, 8 ms), and one disturbed
+        # trace would move the loop by as much as it was disturbed.
+        upto, after = first_barrier(dirs[0]), []
+        for dk, o in zip(dirs, outs):
+            rt0 = read_dir(dk)[0]
+            t_start = float(rt0.records["t1"][upto[0] - 1] - rt0.records["t1"][0]) / rt0.ticks_per_s
+            after.append(max(to_goal(dk, d / "one.goal").span_s) - t_start - loop_s(o))
+        to_goal(dirs[0], d / "prefix.goal", also=dirs[1:], upto=upto)
+        outside = sim.run(d / "prefix.goal", par, per_rank=False).time_s + max(0.0, min(after))
         calls = st.calls / st.ranks
-        size = sum(f.stat().st_size for f in d.glob("trace.*.bin"))
+        size = sum(f.stat().st_size for f in dirs[0].glob("trace.*.bin"))
         print(f"{name}: trace {size / 1e6:.2f} MB for {st.calls} calls ({size / st.calls:.0f} bytes per call)")
         inj_w = lat + ["inject", "run", "--table", str(tmp / "ln.tbl"), "--seed", str(SEED), "--coll", "messages", "--"]
         # the uninjected runs: a zero table, so their collectives run as the same latscope rows
@@ -148,7 +193,9 @@ def main() -> int:
         m_plain, m_inj = statistics.median(plain), statistics.median(injected)
         rows.append({"name": f"{name} ({how})", "pred_base": base, "plain": m_plain, "pred_inj": pred, "inj": m_inj,
                      "err_base": base / m_plain - 1, "err_inj": pred / m_inj - 1,
-                     "calls": calls,
+                     "inj_lo": min(injected), "inj_hi": max(injected), "plain_lo": min(plain),
+                     "plain_hi": max(plain), "err_inj_min": pred / min(injected) - 1,
+                     "err_base_min": base / min(plain) - 1, "calls": calls,
                      "approx": st.approximated})
     rows.sort(key=lambda r: -abs(r["err_inj"]))
     print("ms per iteration (path, mean) or per loop (total); measured: medians of the launches")
@@ -159,6 +206,13 @@ def main() -> int:
               f"{r['pred_base'] * 1e3:>10.4f} {r['plain'] * 1e3:>10.4f} {100 * r['err_base']:>+6.1f}%   "
               f"{r['calls']:>6.0f}"
               + (f"  approximated: {r['approx']}" if r["approx"] else ""))
+    # the spread of the launches, and the errors against their fastest (noise only adds: the
+    # minimum is the run the machine disturbed least, which a replay of minimum computations models)
+    print("spread of the launches (min..max, ms) and the errors against their minimum")
+    print(f"{'program':<32} {'injected min..max':>22} {'error':>7}   {'plain min..max':>22} {'error':>7}")
+    for r in rows:
+        print(f"{r['name']:<32} {r['inj_lo'] * 1e3:>10.4f}..{r['inj_hi'] * 1e3:<10.4f} {100 * r['err_inj_min']:>+6.1f}%   "
+              f"{r['plain_lo'] * 1e3:>10.4f}..{r['plain_hi'] * 1e3:<10.4f} {100 * r['err_base_min']:>+6.1f}%")
     # the tracer's cost: inject-overhead pairs MPI_Send (through the preloaded tracer) with PMPI_Send
     # (never wrapped), call by call, so both see the same machine state
     cp = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(tmp / "overhead"), "--"] + ln.prefix
@@ -170,7 +224,9 @@ def main() -> int:
     print(f"tracer cost per MPI_Send (8 B, {o['pairs']} pairs, median of the paired differences): "
           f"{o['diff_median_ns']:.0f} ns (MPI_Send {o['unwrapped_median_ns']:.0f} ns, traced {o['wrapped_median_ns']:.0f} ns)")
     worst = max((abs(r["err_inj"]) for r in rows), default=0.0)
-    print(f"worst injected error {100 * worst:.1f} % (target {100 * TARGET:.0f} %)")
+    missed = [r["name"] for r in rows if abs(r["err_inj"]) > TARGET]
+    print(f"worst injected error {100 * worst:.1f} % against the launches' median (target {100 * TARGET:.0f} %): "
+          + (f"missed by {', '.join(missed)}" if missed else "every program within it"))
     return 0 if worst <= TARGET else 1
 
 

@@ -185,7 +185,7 @@ def _quietest(ranks: list[RankTrace], others: list[list[RankTrace]], where: list
 
 def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
                ring: dict[int, list[list[int]]] | None = None,
-               times: tuple[list[int], list[int]] | None = None) -> None:
+               times: tuple[list[int], list[int]] | None = None, upto: int | None = None) -> None:
     rec = rt.records
     gaps, took_ns = times or _times(rt)
     kind, peer, tag, comm = (rec[k].tolist() for k in ("kind", "peer", "tag", "comm"))
@@ -234,7 +234,7 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
         st.recvs += p - 1
 
     ncoll: dict[int, int] = {}      # collective number -> calls seen so far on this rank
-    for i in range(len(kind)):
+    for i in range(len(kind) if upto is None else min(upto, len(kind))):
         k = kind[i]
         gap = gaps[i]
         if gap >= min_gap_ns:
@@ -284,11 +284,12 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
 
 
 def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, min_gap_ns: int = 1,
-            also: Sequence[str | os.PathLike[str]] = ()) -> GoalStats:
+            also: Sequence[str | os.PathLike[str]] = (), upto: Sequence[int] | None = None) -> GoalStats:
     """Convert a trace directory to GOAL text in ``goal``; computation gaps shorter than
     ``min_gap_ns`` are left out (the operations still follow each other). ``also``: traces of
     repeated runs of the same program; each computation (and each collective replayed as one)
-    is then the minimum over all the traces (docs/trace.md "Noise")."""
+    is then the minimum over all the traces (docs/trace.md "Noise"). ``upto``: per rank, how many
+    of its records to convert (a prefix of the run: its replay times where a loop starts)."""
     ranks = read_dir(trace_dir)
     times = _quietest(ranks, [read_dir(d) for d in also], [str(d) for d in also])
     st = GoalStats(len(ranks))
@@ -300,7 +301,7 @@ def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, 
             out.write(f"num_ranks {len(ranks)}\n")
             ring = _ring_blocks(ranks)
             for rt in ranks:
-                _rank_goal(rt, out, st, min_gap_ns, ring, times[rt.rank])
+                _rank_goal(rt, out, st, min_gap_ns, ring, times[rt.rank], None if upto is None else upto[rt.rank])
         tmp.replace(g)
     except OSError as e:
         raise TraceError(f"{goal}: cannot write ({e.strerror})") from None

@@ -25,7 +25,7 @@ import pytest
 
 from conftest import TIMEOUT, clean_stale_shm, write_params
 from latscope.run import launch, program
-from latscope.trace import COMM_TAG_STRIDE, path_iteration_median, read_dir, to_goal
+from latscope.trace import COMM_TAG_STRIDE, RING_TAG_BASE, TraceError, path_iteration_median, read_dir, to_goal
 
 ITERS = 300
 WORK_NS = 20000
@@ -211,3 +211,82 @@ def test_golden_trace(blocking: list[tuple[Path, float]], tmp_path: Path) -> Non
         raw = (blocking[0][0] / f"trace.{t.rank}.bin").read_bytes()
         assert raw[:8] == b"LTSTRACE" and int.from_bytes(raw[8:12], "little") == 1
         assert int.from_bytes(raw[12:16], "little") == 40 == (len(raw) - 48 * len(t.records))
+
+
+# ---- the conversion on written traces (no MPI): exact, fast --------------------------------------
+
+def write_trace(d: Path, rank: int, size: int, recs: list[tuple[int, int, int, int, int, int, int]]) -> None:
+    """trace.<rank>.bin with a 1 GHz counter (1 tick = 1 ns); recs: (kind, peer, tag, bytes, req,
+    entry, exit) without the communicator (0), an END record appended."""
+    import struct
+    body = b"".join(struct.pack("<IiiIQQQQ", k, p, t, 0, b, q, t0, t1) for k, p, t, b, q, t0, t1 in recs)
+    last = recs[-1][-1] if recs else 0
+    body += struct.pack("<IiiIQQQQ", 8, -1, 0, 0, 0, 0, last + 10, last + 10)
+    head = struct.pack("<8sIIiidQ", b"LTSTRACE", 1, 40, rank, size, 1e9, 0)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"trace.{rank}.bin").write_bytes(head + body)
+
+
+SEND_, RECV_, WAIT_, NOP_, COLL_ = 1, 2, 5, 6, 7
+AGV = 8   # MPI_Allgatherv's number (COLL_NAMES)
+
+
+def pair(d: Path, gap1: int = 1000, copy: tuple[int, int] = (1100, 2100), agv: tuple[int, int] = (64, 32),
+         gap2: int = 100) -> None:
+    """Two ranks: a start, a local copy (MPI_Sendrecv to oneself: two completions of requests the
+    trace never saw start), a message 0 -> 1 and an MPI_Allgatherv (rank r's block agv[r] bytes)."""
+    for r in (0, 1):
+        recs = [(NOP_, -1, 0, 0, 0, 0, 100),
+                (WAIT_, -1, 0, 0, 1 << 63, copy[0], copy[1]), (WAIT_, -1, 0, 0, (1 << 63) + 1, copy[0], copy[1]),
+                (SEND_ if r == 0 else RECV_, 1 - r, 5, 8, 0, copy[1] + gap1, copy[1] + gap1 + 200),
+                (COLL_, -1, AGV, agv[r], 0, copy[1] + gap1 + 200 + gap2, copy[1] + gap1 + 5200 + gap2),
+                (NOP_, -1, 0, 0, 0, copy[1] + gap1 + 5300 + gap2, copy[1] + gap1 + 5400 + gap2)]
+        write_trace(d, r, 2, recs)
+
+
+def test_local_copy_time_is_computation(tmp_path: Path) -> None:
+    """A local copy's completions (MPI_Sendrecv to oneself) are not calls the replay has: their
+    time stays in the gap before the next call (1000 ns copy + 1000 ns after it + 1000 ns before)."""
+    pair(tmp_path / "a")
+    to_goal(tmp_path / "a", tmp_path / "a.goal")
+    ops = goal_ops(tmp_path / "a.goal")
+    assert ops[0][0] == "l0: calc 3000" and ops[0][1] == "l1: send 8b to 1 tag 5", ops[0][:3]
+    assert ops[1][0] == "l0: calc 3000" and ops[1][1] == "l1: recv 8b from 0 tag 5", ops[1][:3]
+
+
+def test_allgatherv_as_messages(tmp_path: Path) -> None:
+    """MPI_Allgatherv at 2 ranks: one exchange of the ranks' blocks, both started together, what
+    follows requiring both; its traced 5 us are not replayed as a computation."""
+    pair(tmp_path / "a")
+    st = to_goal(tmp_path / "a", tmp_path / "a.goal")
+    assert st.approximated == {} and st.sends == st.recvs == 3
+    ops = goal_ops(tmp_path / "a.goal")
+    text = "\n".join(ops[0])
+    tag = RING_TAG_BASE + (AGV * 4096) % COMM_TAG_STRIDE
+    assert f"send 64b to 1 tag {tag}" in text and f"recv 32b from 1 tag {tag}" in text, text
+    assert "calc 5000" not in text
+    assert f"send 32b to 0 tag {tag}" in "\n".join(ops[1]) and f"recv 64b from 0 tag {tag}" in "\n".join(ops[1])
+    s = sim_json(tmp_path / "a.goal", write_params(tmp_path / "p.json"))
+    assert s["messages"] == 3
+    # ranks that made different numbers of calls: the collective's time, as before
+    write_trace(tmp_path / "b", 0, 2, [(NOP_, -1, 0, 0, 0, 0, 100), (COLL_, -1, AGV, 8, 0, 200, 5200)])
+    write_trace(tmp_path / "b", 1, 2, [(NOP_, -1, 0, 0, 0, 0, 100)])
+    st = to_goal(tmp_path / "b", tmp_path / "b.goal")
+    assert st.approximated == {"MPI_Allgatherv": 1} and "l1: calc 5000" in goal_ops(tmp_path / "b.goal")[0]
+
+
+def test_min_over_traces_and_prefix(tmp_path: Path) -> None:
+    """Repeated runs' traces: each computation the least of them (a stall in one run's gap is
+    gone), each call's structure checked; upto converts a prefix."""
+    pair(tmp_path / "a", gap1=900_000)           # rank stalled 0.9 ms before its message
+    pair(tmp_path / "b", gap2=70_000)            # stalled before the MPI_Allgatherv
+    to_goal(tmp_path / "a", tmp_path / "m.goal", also=[tmp_path / "b"])
+    calcs = [x for x in goal_ops(tmp_path / "m.goal")[0] if ": calc" in x]
+    assert calcs[:2] == ["l0: calc 3000", "l2: calc 100"], calcs
+    pair(tmp_path / "c", agv=(64, 16))           # another block size: not the same program
+    with pytest.raises(TraceError, match="not a run of the same program"):
+        to_goal(tmp_path / "a", tmp_path / "x.goal", also=[tmp_path / "c"])
+    cp = latscope("trace", "goal", str(tmp_path / "a"), str(tmp_path / "c"), "-o", str(tmp_path / "x.goal"))
+    assert cp.returncode == 2 and cp.stderr.count("error:") == 1 and "same program" in cp.stderr, cp.stderr
+    to_goal(tmp_path / "a", tmp_path / "p.goal", upto=[4, 4])
+    assert [x for x in goal_ops(tmp_path / "p.goal")[0] if ": " in x] == ["l0: calc 902000", "l1: send 8b to 1 tag 5"]
