@@ -4,11 +4,12 @@ parameters measured here and the injector's delay table, against the injected re
 (docs/trace.md "Against reality"). Target: the prediction within 10 % of the injected runs' median.
 
 Steps, all in one session (the machine may be shared: parameters and runs minutes apart):
-1. LogGP parameters: latscope bench logp --np 2 (o_s, o_r, rtt, g, and rtt_train, the round trip
+1. LogGP parameters: latscope bench logp --np 2 at 8 B to 8 KiB, the mini-apps' message sizes (o_s, o_r, rtt, g, and rtt_train, the round trip
    of back-to-back ping-pongs), latscope fit logp. The replay uses latscope.trace.replay_params:
    the fit with L set so that o_s + L + o_r is half of rtt_train, the regime of a program's loop.
 2. A delay table: latscope tables make lognormal --mean 2us --sd 1us.
-3. Per program: one traced run (latscope trace run) -> GOAL; --runs uninjected runs (the injector
+3. Per program: --traces traced runs (latscope trace run) -> one GOAL, each computation the
+   minimum over them (noise only lengthens a computation); --runs uninjected runs (the injector
    with a zero table and --coll messages: collectives as the rows the trace holds) and --runs runs
    under the injector (latscope inject run
    --table T --seed S --coll messages: the collectives run as the same latscope rows the trace
@@ -18,8 +19,9 @@ Compared: for trace-pingpong, the program's median iteration (rank 0) against th
 iteration: the median on its critical path (rank 0's receives; the blocking and nonblocking
 ping-pongs), or its mean (the allreduce mode, whose critical path is not that chain). Medians, because a shared machine stalls some iterations (a rank descheduled inside
 MPI_Recv, 2-9 ms) in ways no replay knows, and a few stalls do not move a median. For the
-mini-app, the loop totals: the simulated span minus what the traced run spent outside its loop
-(its span minus its runtime), against the median runtime of the launches.
+mini-app, the loop totals: the simulated span less the replay of the records up to the first
+MPI_Barrier (where the program starts its clock) less what the traced runs did after the loop,
+against the median runtime of the launches (and, printed beside, their minimum).
 
 Printed per program, worst first: predicted and measured medians without and with the table and
 their errors; the trace's size; the tracer's cost per call (inject-overhead under the tracer). Exit status 1 when an injected prediction misses 10 %.
@@ -135,7 +137,7 @@ def main() -> int:
     tmp = Path(a.keep or tempfile.mkdtemp(prefix="latscope-sim-vs-real-"))
     tmp.mkdir(parents=True, exist_ok=True)
     lat = [str(Path(sys.executable).parent / "latscope")]
-    latscope("bench", "logp", "--np", "2", "--sizes", "8,64", "--ops", "o_s,o_r,rtt,g,rtt_train",
+    latscope("bench", "logp", "--np", "2", "--sizes", "8,64,1024,8192", "--ops", "o_s,o_r,rtt,g,rtt_train",
              "-o", str(tmp / "logp.jsonl"))
     latscope("fit", "logp", str(tmp / "logp.jsonl"), "--json", str(tmp / "params.json"))
     par = replay_params(tmp / "params.json")
