@@ -166,7 +166,10 @@ def main() -> int:
                 sys.exit(f"trace of {name}: {tr_out.stderr.strip()[-2000:]}")
             dirs.append(dk)
             outs.append(tr_out.stdout)
+        # per computation the median over the traces (set against the launches' median), and the
+        # minimum (set against their minimum: the machine's least disturbed pace)
         st = to_goal(dirs[0], d / "trace.goal", also=dirs[1:])
+        to_goal(dirs[0], d / "trace-min.goal", also=dirs[1:], combine="min")
         # the timed loop starts as the first MPI_Barrier returns (the mini-apps and trace-pingpong
         # start their clock there): the replay's loop is its span less the replay of the records
         # up to that barrier (the same minimum computations) less what the traced runs did after
@@ -179,7 +182,9 @@ def main() -> int:
             t_start = float(rt0.records["t1"][upto[0] - 1] - rt0.records["t1"][0]) / rt0.ticks_per_s
             after.append(max(to_goal(dk, d / "one.goal").span_s) - t_start - loop_s(o))
         to_goal(dirs[0], d / "prefix.goal", also=dirs[1:], upto=upto)
-        outside = sim.run(d / "prefix.goal", par, per_rank=False).time_s + max(0.0, min(after))
+        to_goal(dirs[0], d / "prefix-min.goal", also=dirs[1:], upto=upto, combine="min")
+        outside = sim.run(d / "prefix.goal", par, per_rank=False).time_s + max(0.0, statistics.median(after))
+        outside_min = sim.run(d / "prefix-min.goal", par, per_rank=False).time_s + max(0.0, min(after))
         calls = st.calls / st.ranks
         size = sum(f.stat().st_size for f in dirs[0].glob("trace.*.bin"))
         print(f"{name}: trace {size / 1e6:.2f} MB for {st.calls} calls ({size / st.calls:.0f} bytes per call)")
@@ -192,12 +197,15 @@ def main() -> int:
             injected.append(run_prog(ln.prefix, ln.env, inj_w, prog, args, key))
         base = replayed(d / "trace.goal", par, how, outside, iters)
         pred = replayed(d / "trace.goal", par, how, outside, iters, table=tmp / "ln.tbl", seed=SEED)
+        base_min = replayed(d / "trace-min.goal", par, how, outside_min, iters)
+        pred_min = replayed(d / "trace-min.goal", par, how, outside_min, iters, table=tmp / "ln.tbl", seed=SEED)
         m_plain, m_inj = statistics.median(plain), statistics.median(injected)
         rows.append({"name": f"{name} ({how})", "pred_base": base, "plain": m_plain, "pred_inj": pred, "inj": m_inj,
                      "err_base": base / m_plain - 1, "err_inj": pred / m_inj - 1,
                      "inj_lo": min(injected), "inj_hi": max(injected), "plain_lo": min(plain),
-                     "plain_hi": max(plain), "err_inj_min": pred / min(injected) - 1,
-                     "err_base_min": base / min(plain) - 1, "calls": calls,
+                     "plain_hi": max(plain), "err_inj_min": pred_min / min(injected) - 1,
+                     "err_base_min": base_min / min(plain) - 1, "pred_min": pred_min, "base_min": base_min,
+                     "calls": calls,
                      "approx": st.approximated})
     rows.sort(key=lambda r: -abs(r["err_inj"]))
     print("ms per iteration (path, mean) or per loop (total); measured: medians of the launches")
@@ -208,13 +216,14 @@ def main() -> int:
               f"{r['pred_base'] * 1e3:>10.4f} {r['plain'] * 1e3:>10.4f} {100 * r['err_base']:>+6.1f}%   "
               f"{r['calls']:>6.0f}"
               + (f"  approximated: {r['approx']}" if r["approx"] else ""))
-    # the spread of the launches, and the errors against their fastest (noise only adds: the
-    # minimum is the run the machine disturbed least, which a replay of minimum computations models)
-    print("spread of the launches (min..max, ms) and the errors against their minimum")
-    print(f"{'program':<32} {'injected min..max':>22} {'error':>7}   {'plain min..max':>22} {'error':>7}")
+    # the spread of the launches, and their minimum (noise only adds: the run the machine disturbed
+    # least) against the replay of the traces' minimum computations
+    print("spread of the launches (min..max, ms); predicted from the traces' minimum computations against the launches' minimum")
+    print(f"{'program':<32} {'injected min..max':>22} {'pred.':>8} {'error':>7}   {'plain min..max':>22} {'pred.':>8} {'error':>7}")
     for r in rows:
-        print(f"{r['name']:<32} {r['inj_lo'] * 1e3:>10.4f}..{r['inj_hi'] * 1e3:<10.4f} {100 * r['err_inj_min']:>+6.1f}%   "
-              f"{r['plain_lo'] * 1e3:>10.4f}..{r['plain_hi'] * 1e3:<10.4f} {100 * r['err_base_min']:>+6.1f}%")
+        print(f"{r['name']:<32} {r['inj_lo'] * 1e3:>10.4f}..{r['inj_hi'] * 1e3:<10.4f} {r['pred_min'] * 1e3:>8.4f} "
+              f"{100 * r['err_inj_min']:>+6.1f}%   {r['plain_lo'] * 1e3:>10.4f}..{r['plain_hi'] * 1e3:<10.4f} "
+              f"{r['base_min'] * 1e3:>8.4f} {100 * r['err_base_min']:>+6.1f}%")
     # the tracer's cost: inject-overhead pairs MPI_Send (through the preloaded tracer) with PMPI_Send
     # (never wrapped), call by call, so both see the same machine state
     cp = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(tmp / "overhead"), "--"] + ln.prefix

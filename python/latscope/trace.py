@@ -160,14 +160,19 @@ def _times(rt: RankTrace) -> tuple[list[int], list[int]]:
     return gaps, [round((b - a) * ns) for a, b in zip(t0, t1)]
 
 
-def _quietest(ranks: list[RankTrace], others: list[list[RankTrace]], where: list[str]) -> list[tuple[list[int], list[int]]]:
-    """Each rank's gaps and durations, the minimum per call over the traces of repeated runs of
-    one program (noise on a shared machine only lengthens a computation or a call: a rank
-    descheduled for milliseconds inside a 1 us copy shows in one run, rarely in the same call of
-    another). The runs must have made the same calls (kind, peer, tag, bytes) on every rank."""
+def _combined(ranks: list[RankTrace], others: list[list[RankTrace]], where: list[str],
+              combine: str) -> list[tuple[list[int], list[int]]]:
+    """Each rank's gaps and durations, per call the minimum or the median over the traces of
+    repeated runs of one program (a rank descheduled for milliseconds inside a 1 us copy shows in
+    one run, rarely in the same call of another: the median drops such a stall and keeps the
+    machine's usual pace, the minimum also drops the steady slowdown a loaded machine puts on
+    every computation). The runs must have made the same calls (kind, peer, tag, bytes) on every
+    rank."""
+    import numpy as np
     out = []
     for rt in ranks:
         gaps, took = _times(rt)
+        all_g, all_t = [gaps], [took]
         key = rt.records[["kind", "peer", "tag", "bytes"]]
         for other, w in zip(others, where):
             if len(other) != len(ranks):
@@ -177,8 +182,12 @@ def _quietest(ranks: list[RankTrace], others: list[list[RankTrace]], where: list
                 raise TraceError(f"{w}: rank {rt.rank} made other MPI calls than in the first trace: "
                                  "not a run of the same program")
             g2, t2 = _times(o)
-            gaps = [min(a, b) for a, b in zip(gaps, g2)]
-            took = [min(a, b) for a, b in zip(took, t2)]
+            all_g.append(g2)
+            all_t.append(t2)
+        if others:
+            f = np.min if combine == "min" else np.median
+            gaps = np.rint(f(np.array(all_g, dtype=float), axis=0)).astype(int).tolist()
+            took = np.rint(f(np.array(all_t, dtype=float), axis=0)).astype(int).tolist()
         out.append((gaps, took))
     return out
 
@@ -284,14 +293,18 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
 
 
 def to_goal(trace_dir: str | os.PathLike[str], goal: str | os.PathLike[str], *, min_gap_ns: int = 1,
-            also: Sequence[str | os.PathLike[str]] = (), upto: Sequence[int] | None = None) -> GoalStats:
+            also: Sequence[str | os.PathLike[str]] = (), upto: Sequence[int] | None = None,
+            combine: str = "median") -> GoalStats:
     """Convert a trace directory to GOAL text in ``goal``; computation gaps shorter than
     ``min_gap_ns`` are left out (the operations still follow each other). ``also``: traces of
     repeated runs of the same program; each computation (and each collective replayed as one)
-    is then the minimum over all the traces (docs/trace.md "Noise"). ``upto``: per rank, how many
+    is then the median (``combine="min"``: the minimum) over all the traces (docs/trace.md
+    "Noise"). ``upto``: per rank, how many
     of its records to convert (a prefix of the run: its replay times where a loop starts)."""
     ranks = read_dir(trace_dir)
-    times = _quietest(ranks, [read_dir(d) for d in also], [str(d) for d in also])
+    if combine not in ("median", "min"):
+        raise TraceError(f"combine={combine!r}: allowed are median and min")
+    times = _combined(ranks, [read_dir(d) for d in also], [str(d) for d in also], combine)
     st = GoalStats(len(ranks))
     g = Path(goal)
     tmp = g.with_name(g.name + ".tmp")

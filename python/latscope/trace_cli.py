@@ -36,8 +36,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g = sub.add_parser("goal", help="convert a trace directory to a GOAL schedule")
     g.add_argument("trace_dir", metavar="DIR", help="a directory written by latscope trace run")
     g.add_argument("more", nargs="*", metavar="MORE",
-                   help="traces of repeated runs of the same program: each computation is the minimum over "
-                        "all of them (noise only lengthens one)")
+                   help="traces of repeated runs of the same program: each computation is the median over "
+                        "all of them (a stall in one run is dropped)")
     g.add_argument("-o", "--output", required=True, metavar="FILE", help="the GOAL file to write")
     for q in (r, g):
         q.add_argument("--min-gap", type=int, default=1, metavar="NS",

@@ -276,11 +276,15 @@ def test_allgatherv_as_messages(tmp_path: Path) -> None:
 
 
 def test_min_over_traces_and_prefix(tmp_path: Path) -> None:
-    """Repeated runs' traces: each computation the least of them (a stall in one run's gap is
-    gone), each call's structure checked; upto converts a prefix."""
+    """Repeated runs' traces: each computation the median of them (a stall in one run's gap is
+    gone) or their minimum, each call's structure checked; upto converts a prefix."""
     pair(tmp_path / "a", gap1=900_000)           # rank stalled 0.9 ms before its message
     pair(tmp_path / "b", gap2=70_000)            # stalled before the MPI_Allgatherv
-    to_goal(tmp_path / "a", tmp_path / "m.goal", also=[tmp_path / "b"])
+    pair(tmp_path / "q", gap1=1200, gap2=300)    # a run a little slower throughout
+    to_goal(tmp_path / "a", tmp_path / "m.goal", also=[tmp_path / "b", tmp_path / "q"])
+    calcs = [x for x in goal_ops(tmp_path / "m.goal")[0] if ": calc" in x]
+    assert calcs[:2] == ["l0: calc 3200", "l2: calc 300"], calcs
+    to_goal(tmp_path / "a", tmp_path / "m.goal", also=[tmp_path / "b", tmp_path / "q"], combine="min")
     calcs = [x for x in goal_ops(tmp_path / "m.goal")[0] if ": calc" in x]
     assert calcs[:2] == ["l0: calc 3000", "l2: calc 100"], calcs
     pair(tmp_path / "c", agv=(64, 16))           # another block size: not the same program
