@@ -155,25 +155,37 @@ def main() -> int:
             continue
         d = tmp / name.replace(" ", "_").replace("+", "").replace("/", "")
         # several traced launches: a shared machine stalls a rank for milliseconds in some
-        # computations of one run, rarely in the same one of another, so each computation is
-        # the minimum over the traces (noise only lengthens it; docs/trace.md "Noise")
-        dirs, outs = [], []
-        for k in range(a.traces):
-            dk = d / f"t{k}"
-            tr_out = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(dk), "--"] + ln.prefix
-                                    + [str(program(prog))] + args, env=ln.env, capture_output=True, text=True)
-            if tr_out.returncode != 0:
-                sys.exit(f"trace of {name}: {tr_out.stderr.strip()[-2000:]}")
-            dirs.append(dk)
-            outs.append(tr_out.stdout)
+        # computations of one run, rarely in the same one of another (docs/trace.md "Noise")
+        inj_w = lat + ["inject", "run", "--table", str(tmp / "ln.tbl"), "--seed", str(SEED), "--coll", "messages", "--"]
+        # the uninjected runs: a zero table, so their collectives run as the same latscope rows
+        zero_w = lat + ["inject", "run", "--table", str(tmp / "zero.tbl"), "--seed", "1", "--coll", "messages", "--"]
+        plain, injected = [], []
+        dirs: list[Path] = []
+        outs: list[str] = []
+        # interleaved, the traced runs too: drifts of the shared machine's load hit every condition
+        # alike (traces taken minutes before the launches replayed another load: CG -23 %)
+        rounds = max(a.runs, a.traces)
+        at = {j * rounds // a.traces for j in range(a.traces)}   # distinct: the step is >= 1
+        for i in range(rounds):
+            if i in at:
+                dk = d / f"t{len(dirs)}"
+                tr_out = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(dk), "--"] + ln.prefix
+                                        + [str(program(prog))] + args, env=ln.env, capture_output=True, text=True)
+                if tr_out.returncode != 0:
+                    sys.exit(f"trace of {name}: {tr_out.stderr.strip()[-2000:]}")
+                dirs.append(dk)
+                outs.append(tr_out.stdout)
+            if i < a.runs:
+                plain.append(run_prog(ln.prefix, ln.env, zero_w, prog, args, key))
+                injected.append(run_prog(ln.prefix, ln.env, inj_w, prog, args, key))
         # per computation the median over the traces (set against the launches' median), and the
         # minimum (set against their minimum: the machine's least disturbed pace)
         st = to_goal(dirs[0], d / "trace.goal", also=dirs[1:])
         to_goal(dirs[0], d / "trace-min.goal", also=dirs[1:], combine="min")
         # the timed loop starts as the first MPI_Barrier returns (the mini-apps and trace-pingpong
         # start their clock there): the replay's loop is its span less the replay of the records
-        # up to that barrier (the same minimum computations) less what the traced runs did after
-        # the loop (the result's reductions; the least over the traces). The set-up before the
+        # up to that barrier (the same combined computations) less what the traced runs did after
+        # the loop (the result's reductions). The set-up before the
         # barrier is not taken from a traced run: it is long (CG's matrix, 8 ms), and one disturbed
         # trace would move the loop by as much as it was disturbed.
         upto, after = first_barrier(dirs[0]), []
@@ -188,13 +200,6 @@ def main() -> int:
         calls = st.calls / st.ranks
         size = sum(f.stat().st_size for f in dirs[0].glob("trace.*.bin"))
         print(f"{name}: trace {size / 1e6:.2f} MB for {st.calls} calls ({size / st.calls:.0f} bytes per call)")
-        inj_w = lat + ["inject", "run", "--table", str(tmp / "ln.tbl"), "--seed", str(SEED), "--coll", "messages", "--"]
-        # the uninjected runs: a zero table, so their collectives run as the same latscope rows
-        zero_w = lat + ["inject", "run", "--table", str(tmp / "zero.tbl"), "--seed", "1", "--coll", "messages", "--"]
-        plain, injected = [], []
-        for _ in range(a.runs):   # interleaved: drifts of the shared machine hit every condition alike
-            plain.append(run_prog(ln.prefix, ln.env, zero_w, prog, args, key))
-            injected.append(run_prog(ln.prefix, ln.env, inj_w, prog, args, key))
         base = replayed(d / "trace.goal", par, how, outside, iters)
         pred = replayed(d / "trace.goal", par, how, outside, iters, table=tmp / "ln.tbl", seed=SEED)
         base_min = replayed(d / "trace-min.goal", par, how, outside_min, iters)
