@@ -611,15 +611,12 @@ def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s:
         raise ModelError(f"iterations = {iterations}: must exceed warmup = {warmup}")
     # With the wait floor the loop of an exchange round (dissemination, pairwise) has two steady
     # states: the ranks entering within the catch window (post_s - L_poll, ~0.1 us: each finds
-    # the other's message at its first look), or a 2-cycle in which the rank that enters first
-    # misses its look and pays the floor, leaves wait_s - o_r later and so enters second next
-    # time. Entered together, a deterministic simulation stays in the first; the real loop does
-    # not (its entries jitter by more than 0.1 us, and once out of the window the cycle keeps it
-    # out: the skew alternates by wait_s - o_r): measured, the exchange rows sat between the two,
-    # as the cycle does (docs/barriers.md "The exchange rows"). Rank r therefore enters first at
-    # r * (wait_s - o_r) / 2, on the cycle; rows with one steady state are not affected.
-    stagger = 0.0 if params.wait_s is None else max(params.wait_s - params.o_r_s, 0.0) / 2
-    times = simulate(program, P, k, params, iterations=iterations, dummy_s=dummy_s, stagger_s=stagger)
+    # the other's message at its first look, no floor), or a 2-cycle in which the rank that enters
+    # first misses its look, pays the floor, leaves wait_s - o_r later and so enters second next
+    # time (simulate(stagger_s=...) starts there). Measured, launches beside heavy load sat
+    # nearer the cycle and the quietest in the window (docs/barriers.md "The exchange rows"); the
+    # prediction is for the quiet machine: ranks entering together, the window.
+    times = simulate(program, P, k, params, iterations=iterations, dummy_s=dummy_s)
     meds, means = [], []
     for t in times:
         tail = sorted(t[warmup:])
