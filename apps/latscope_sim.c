@@ -27,6 +27,7 @@ static void usage(FILE *f) {
             "    --noise-trace FILE                 OS noise from a trace of detours (docs/sim.md), repeated,\n"
             "                                       from a phase per rank\n"
             "  --goal-unit S   a GOAL calc's unit (default 1e-9: ns)\n"
+            "  --critical-path a generated schedule's critical path too (a GOAL schedule's is always found)\n"
             "  --per-rank FILE per-rank finish times, JSONL\n"
             "  --goal-out FILE write the generated schedule as GOAL text instead of running it\n"
             "  --bins N        histogram bins of the finish times (default 20)\n"
@@ -115,6 +116,7 @@ int main(int argc, char **argv) {
             for (int j = 0; j < lts_sim_nalgos; j++) printf("%-16s %s\n", lts_sim_algos[j].name, lts_sim_algos[j].what);
             return 0;
         }
+        if (!strcmp(a, "--critical-path")) { o.critical_path = 1; continue; }
         if (i + 1 >= argc) return bad("%s needs a value%s", a, " (see --help)");
         const char *v = argv[++i];
         int rc = 0;
@@ -290,6 +292,19 @@ int main(int argc, char **argv) {
             printf("%s{\"rank\": %d, \"op\": \"%s\", \"line\": %d", i ? ", " : "", g->rank[v], kinds[g->kind[v]],
                    g->line[v]);
             if (g->kind[v] != LTS_GOAL_CALC) printf(", \"peer\": %d, \"tag\": %d, \"bytes\": %lld", g->peer[v], g->tag[v], (long long)g->size[v]);
+            printf(", \"start_s\": %.17g, \"end_s\": %.17g}", sec(res.cp[i].start), sec(res.cp[i].end));
+        }
+        printf("]}");
+    } else if (res.cp) {   /* a generated schedule's: each operation by its rank and step (pc) */
+        printf("{\"length\": %zu, \"ops\": [", res.ncp_total);
+        lts_sim_prog_t prog;
+        lts_sim_prog_init(&prog, algo, (int)P, (int)k, size, err, sizeof err);
+        for (size_t i = 0; i < res.ncp; i++) {
+            lts_sim_op_t op;
+            prog.op(&prog, res.cp[i].rank, res.cp[i].pc, &op);
+            const char *kind = op.kind == LTS_SIM_SEND ? "send" : op.kind == LTS_SIM_IRECV ? "recv" : "calc";
+            printf("%s{\"rank\": %d, \"op\": \"%s\", \"step\": %u", i ? ", " : "", res.cp[i].rank, kind, res.cp[i].pc);
+            if (op.kind != LTS_SIM_CALC) printf(", \"peer\": %d, \"tag\": %d, \"bytes\": %lld", op.peer, op.tag, (long long)op.size);
             printf(", \"start_s\": %.17g, \"end_s\": %.17g}", sec(res.cp[i].start), sec(res.cp[i].end));
         }
         printf("]}");

@@ -143,14 +143,15 @@ def run(schedule: str | os.PathLike[str], params: "LogGOPS | ParamSet | ModelPar
         k: int | None = None,
         per_rank: bool = True, per_rank_path: str | os.PathLike[str] | None = None, bins: int = 20,
         goal_unit_s: float | None = None, noise: tuple[float, float] | None = None,
-        noise_trace: str | os.PathLike[str] | None = None, timeout_s: float | None = None) -> SimResult:
+        noise_trace: str | os.PathLike[str] | None = None, critical_path: bool = False, timeout_s: float | None = None) -> SimResult:
     """Simulate ``schedule`` (a generated algorithm's name with ``P`` ranks and, for a tree, arity
     ``k``; or a GOAL file) under
     ``params``, with per-message delays drawn from ``table`` (a delay-table file) by the injector's
     generator seeded with ``seed``. Per-rank finish times are read back when ``per_rank``, or left
     in ``per_rank_path`` (JSONL) when given. ``noise = (period_s, detour_s)``: OS noise, every
     period each rank's CPU is taken for the detour; or ``noise_trace``, a file of detours repeated
-    from a phase per rank (docs/sim.md "Variation"). Bad input and deadlocks raise :class:`SimError`."""
+    from a phase per rank (docs/sim.md "Variation"). ``critical_path``: a generated schedule's
+    critical path too, in ``summary["critical_path"]`` (a GOAL schedule's is always there). Bad input and deadlocks raise :class:`SimError`."""
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise SimError(f"seed = {seed!r}: must be an integer >= 0")
     par = LogGOPS.load(params, size_bytes=size_bytes)
@@ -174,6 +175,8 @@ def run(schedule: str | os.PathLike[str], params: "LogGOPS | ParamSet | ModelPar
         cmd += ["--noise-period", repr(float(noise[0])), "--noise-detour", repr(float(noise[1]))]
     if noise_trace is not None:
         cmd += ["--noise-trace", str(noise_trace)]
+    if critical_path:
+        cmd += ["--critical-path"]
     with tempfile.TemporaryDirectory(prefix="latscope-sim-") as tmp:
         pr = Path(per_rank_path) if per_rank_path is not None else Path(tmp) / "per_rank.jsonl"
         if per_rank or per_rank_path is not None:

@@ -65,6 +65,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g = add_sim_args(p, table_help="latscope delay table (docs/delay-table.md): an extra delay per message")
     g.add_argument("--goal-unit", type=arg_type(parse_time), help="a GOAL calc's unit (default 1ns)")
     o = p.add_argument_group("output")
+    o.add_argument("--critical-path", action="store_true",
+                   help="a generated schedule's critical path too (a GOAL schedule's is always found)")
     o.add_argument("--per-rank", metavar="FILE", help="per-rank finish times, JSON Lines")
     o.add_argument("--bins", type=int, default=20, help="histogram bins of the finish times (default 20)")
     o.add_argument("--json", action="store_true", help="print the summary (latscope.sim/1) as JSON")
@@ -103,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
             return _fail(f"--bins {args.bins}: must be >= 1")
         res = sim.run(args.schedule, par, table=args.table, seed=args.seed, P=args.P, size_bytes=args.size, k=args.k,
                       per_rank=False, per_rank_path=args.per_rank, bins=args.bins, goal_unit_s=args.goal_unit, noise=noise,
-                      noise_trace=args.noise_trace)
+                      noise_trace=args.noise_trace, critical_path=args.critical_path)
     except (sim.SimError, ModelError) as e:
         return _fail(str(e))
     d = res.summary
@@ -143,7 +145,7 @@ def main(args: argparse.Namespace) -> int:
             what = o["op"] if o["op"] == "calc" else \
                 f"{o['op']} {o['bytes']}b {'to' if o['op'] == 'send' else 'from'} {o['peer']} tag {o['tag']}"
             print(f"    {fmt_time(o['start_s']):>10} .. {fmt_time(o['end_s']):>10}  rank {o['rank']}: {what} "
-                  f"(line {o['line']})")
+                  + (f"(line {o['line']})" if "line" in o else f"(step {o['step']})"))
     if args.per_rank:
         print(f"  per-rank finish times: {args.per_rank}")
     return 0

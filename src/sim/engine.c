@@ -134,6 +134,23 @@ typedef struct rank {
 } rank_t;
 _Static_assert(sizeof(rank_t) == 64, "a rank's state is one cache line");
 
+/* A generated schedule's critical path (opts.critical_path; docs/sim.md "Outputs"): one record per
+ * operation (send, receive, calc; 32 bytes), appended as the operations start, each with what
+ * decided it, as the GOAL engine keeps them (vcause, and a receive's end cause, below): `cause` a
+ * record of the same rank (| LTS_GOAL_IREQ: a receive posted when its predecessor started), `ecause`
+ * a receive's end cause, a record of its rank (the CPU/NIC holder) or CP_MSG | the send's number on
+ * the sending rank (its peer: generated schedules have no wildcard), carried in the message's event
+ * (the size's upper bits) and found back only for the operations on the path. */
+typedef struct cprec { int64_t start, end; uint32_t cause, ecause, rprev, pc; } cprec_t;
+/* per rank, one place (a miss per event, not four): its last record (rprev chains them) and that
+ * one's start, the last to use its CPU, the one whose end is its time now (if > 0), its sends */
+typedef struct cprank { int64_t head_start; uint32_t head, lastcpu, tc, nsend; } cprank_t;
+#define CP_NONE UINT32_MAX
+#define CP_MSG 0x80000000u
+#define CP_SIZE_BITS 41   /* a message's size < 2^41 (latscope-sim's --size <= 2^40) */
+#define CP_SEQ_MASK ((1u << (64 - CP_SIZE_BITS)) - 1)
+#define CP_SIZE(x) ((x) & (((int64_t)1 << CP_SIZE_BITS) - 1))
+
 typedef struct sim {
     const lts_sim_opts_t *o;
     const lts_sim_prog_t *prog;
@@ -167,6 +184,10 @@ typedef struct sim {
     int flag_on;         /* programs: the shared-memory flag was stored, seen from flag_t on */
     int64_t flag_t;
     int64_t nz_free;     /* a noise trace's free time per span (0: no trace) */
+    cprec_t *cr;         /* programs' critical path (cprec_t): the records, */
+    size_t crn, crcap;
+    cprank_t *cq;        /* per rank (cprank_t) */
+    uint64_t cp_bits;    /* OR'ed into the size of the message being sent: its send's number */
     int failed;
     uint64_t events, messages, delays;
     int64_t delay_sum;
@@ -634,7 +655,7 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
         R->cpu = b * p->O != 0 ? busy(s, r, t0, p->o_s + b * p->O) : os_end;
         R->nic_s = t0 + p->g + b * p->G;
         *done = R->cpu;
-        ev_t ev = {os_end + b * p->G + p->L, EV_MAKE(EV_MSG, dst, handle), size, r, tag};
+        ev_t ev = {os_end + b * p->G + p->L, EV_MAKE(EV_MSG, dst, handle), size | (int64_t)s->cp_bits, r, tag};
         return push_ev(s, ev) ? -1 : 0;
     }
     int32_t m = qalloc(s);
@@ -784,6 +805,8 @@ static void free_common(sim_t *s) {
     free(s->vend);
     free(s->vcause);
     free(s->lastv);
+    free(s->cr);
+    free(s->cq);
 }
 
 void lts_sim_result_free(lts_sim_result_t *r) {
@@ -823,12 +846,51 @@ static const char *op_name(int kind) {
     }
 }
 
+/* A record for rank r's operation pc (critical path), its start and end, and what decided its start. */
+static uint32_t cp_rec(sim_t *s, int r, uint32_t pc, int64_t start, int64_t end, uint32_t cause) {
+    if (s->crn == s->crcap) {
+        size_t nc = s->crcap * 2;
+        cprec_t *n = nc < CP_MSG ? realloc(s->cr, nc * sizeof *n) : NULL;
+        if (!n) { fail(s, LTS_ENOMEM, "out of memory (critical path: %zu operations)", nc); return CP_NONE; }
+        s->cr = n;
+        s->crcap = nc;
+    }
+    uint32_t i = (uint32_t)s->crn++;
+    s->cr[i] = (cprec_t){start, end, cause, CP_NONE, s->cq[r].head, pc};
+    s->cq[r].head = i;
+    s->cq[r].head_start = start;
+    return i;
+}
+
+/* What decided when a send or calc of rank r started (at `start`, the rank ready at t): the
+ * operation that held its CPU/NIC when that delayed it (or a table's delay: the CPU's last user, as
+ * the GOAL engine's v_cpu), else the one whose end made the rank ready. */
+static uint32_t cp_cpu_cause(const sim_t *s, int r, int64_t t, int64_t start) {
+    if (start > t && s->cq[r].lastcpu != CP_NONE) return s->cq[r].lastcpu;
+    return s->cq[r].tc;
+}
+
+/* Receive c of rank r processed at t1, ending at `end`, its message arrived at `arr` (-1: it was
+ * there when c was posted): its end cause, as the GOAL engine's v_recv. */
+static void cp_recv(sim_t *s, int r, uint32_t c, int64_t t1, int64_t arr, uint32_t seq, int64_t end) {
+    cprec_t *x = &s->cr[c];
+    if ((arr >= 0 ? t1 > arr : t1 > x->start) && s->cq[r].lastcpu != CP_NONE) x->ecause = s->cq[r].lastcpu;
+    else if (arr >= 0) x->ecause = CP_MSG | (seq & CP_SEQ_MASK);
+    x->end = end;
+    s->cq[r].lastcpu = c;
+}
+
 /* Process rank r's matched messages in arrival order (inside a wait), from time t on. */
 static int64_t drain_ready(sim_t *s, int r, int64_t t) {
     rank_t *R = &s->r[r];
     int32_t m;
     while ((m = lpop(s, R, L_READY)) >= 0) {
-        t = max64(t, do_recv(s, r, s->q[m].size, t));
+        int64_t t1 = max64(max64(t, R->cpu), R->nic_r), done = do_recv(s, r, s->q[m].size, t);
+        if (s->cr) {
+            cp_recv(s, r, s->q[m].h2, t1, -1, 0, done);
+            if (done > t && done > 0) s->cq[r].tc = s->q[m].h2;
+        }
+        t = max64(t, done);
         qfree(s, m);
         R->outstanding--;
     }
@@ -854,7 +916,15 @@ static int run_rank(sim_t *s, int r, int64_t t) {
                 return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: send to rank %d (valid: 0..%d)", pg->name, r,
                             R->pc, op.peer, s->P - 1);
             int64_t st, done;
+            if (s->cr) s->cp_bits = (uint64_t)(s->cq[r].nsend & CP_SEQ_MASK) << CP_SIZE_BITS;
             if (do_send(s, r, t, op.peer, op.tag, op.size, (uint32_t)r, &st, &done) < 0) return s->failed;
+            if (s->cr) {
+                uint32_t c = cp_rec(s, r, R->pc, st, done, cp_cpu_cause(s, r, t, st));
+                if (c == CP_NONE) return s->failed;
+                s->cq[r].lastcpu = c;
+                if (done > 0) s->cq[r].tc = c;
+                s->cq[r].nsend++;
+            }
             R->pc++;
             if (done < 0) { R->state = R_SEND; return 0; }
             t = done;
@@ -862,20 +932,37 @@ static int run_rank(sim_t *s, int r, int64_t t) {
         }
         case LTS_SIM_CALC:
             if (t > s->now && !s->ahead) return push(s, EV_READY, r, 0, t);
-            t = busy(s, r, max64(t, R->cpu), op.size);
+            int64_t st = max64(t, R->cpu), t0 = t;
+            t = busy(s, r, st, op.size);
             R->cpu = t;
+            if (s->cr) {
+                uint32_t c = cp_rec(s, r, R->pc, st, t, cp_cpu_cause(s, r, t0, st));
+                if (c == CP_NONE) return s->failed;
+                s->cq[r].lastcpu = c;
+                if (t > 0) s->cq[r].tc = c;
+            }
             R->pc++;
             break;
         case LTS_SIM_IRECV: {
-            /* posting costs nothing; a message already here is matched now */
+            /* posting costs nothing; a message already here is matched now. Its record (critical
+             * path) starts when the operation before it started, as the GOAL text's irequires says
+             * (lts_sim_prog_write_goal) */
+            uint32_t h = R->pc;
+            if (s->cr) {
+                uint32_t pv = s->cq[r].head;
+                int64_t ps = pv == CP_NONE ? 0 : s->cq[r].head_start;
+                h = cp_rec(s, r, R->pc, ps, -1, pv != CP_NONE && ps > 0 ? pv | LTS_GOAL_IREQ : CP_NONE);
+                if (h == CP_NONE) return s->failed;
+            }
             int32_t m = lmatch(s, R, L_UNEXP, op.peer, op.tag, 0);
             if (m >= 0) {
                 if (s->q[m].kind == M_RTS) {
                     if (do_rts(s, r, m, (uint32_t)r, t)) return s->failed;
                 } else {
+                    s->q[m].h2 = h;
                     lappend(s, R, L_READY, m);
                 }
-            } else if (posted_add(s, R, op.peer, op.tag, R->pc)) {
+            } else if (posted_add(s, R, op.peer, op.tag, h)) {
                 return s->failed;
             }
             R->outstanding++;
@@ -888,6 +975,16 @@ static int run_rank(sim_t *s, int r, int64_t t) {
             R->pc++;
             break;
         case LTS_SIM_FLAG_SET:
+        case LTS_SIM_FLAG_WAIT:
+            if (s->cr)
+                return fail(s, LTS_ENOTSUP, "critical path: %s releases the ranks by a shared-memory flag, which the "
+                            "critical path does not follow", pg->name);
+            if (op.kind == LTS_SIM_FLAG_WAIT) {
+                if (!s->flag_on) { R->state = R_FLAG; return 0; }
+                t = max64(t, s->flag_t);
+                R->pc++;
+                break;
+            }
             /* a store: no CPU time, no NIC; every rank spinning on the flag sees it L later (the
              * set happens once per schedule, so waking them by one scan costs O(P) once) */
             if (s->flag_on)
@@ -896,11 +993,6 @@ static int run_rank(sim_t *s, int r, int64_t t) {
             s->flag_t = max64(t, R->cpu) + s->o->par.L;
             for (int q = 0; q < s->P; q++)
                 if (s->r[q].state == R_FLAG && push(s, EV_READY, q, 0, s->flag_t)) return s->failed;
-            R->pc++;
-            break;
-        case LTS_SIM_FLAG_WAIT:
-            if (!s->flag_on) { R->state = R_FLAG; return 0; }
-            t = max64(t, s->flag_t);
             R->pc++;
             break;
         default:
@@ -919,6 +1011,10 @@ static int32_t msg_entry(sim_t *s, const ev_t *ev) {
     e->src = ev->src;
     e->tag = ev->tag;
     e->size = ev->size;
+    if (s->cr) {   /* the send's number rides in the size (critical path) */
+        e->size = CP_SIZE(ev->size);
+        e->h = (uint32_t)((uint64_t)ev->size >> CP_SIZE_BITS);
+    }
     return m;
 }
 
@@ -929,7 +1025,12 @@ static int prog_msg(sim_t *s, int r, const ev_t *ev) {
     uint32_t h;
     int matched = posted_match(s, R, ev->src, ev->tag, &h);
     if (matched && R->state == R_WAIT) {
-        int64_t t = do_recv(s, r, ev->size, s->now);
+        int64_t size = s->cr ? CP_SIZE(ev->size) : ev->size, t1 = max64(max64(s->now, R->cpu), R->nic_r);
+        int64_t t = do_recv(s, r, size, s->now);
+        if (s->cr) {
+            cp_recv(s, r, h, t1, s->now, (uint32_t)((uint64_t)ev->size >> CP_SIZE_BITS), t);
+            if (t > 0) s->cq[r].tc = h;
+        }
         if (--R->outstanding) return 0;
         R->state = R_RUN;
         R->pc++;
@@ -937,6 +1038,7 @@ static int prog_msg(sim_t *s, int r, const ev_t *ev) {
     }
     int32_t m = msg_entry(s, ev);
     if (m < 0) return s->failed;
+    if (matched) s->q[m].h2 = h;
     lappend(s, R, matched ? L_READY : L_UNEXP, m);
     return 0;
 }
@@ -972,16 +1074,85 @@ static int prog_deadlock(sim_t *s) {
                         s->prog->name, r, R->pc);
         if (R->state == R_WAIT && R->ps_on) {
             lts_sim_op_t op;
-            s->prog->op(s->prog, r, R->ps_h, &op);
+            uint32_t pc = s->cr ? s->cr[R->ps_h].pc : R->ps_h;
+            s->prog->op(s->prog, r, pc, &op);
             return fail(s, LTS_EINVAL,
                         "deadlock: %s, rank %d, operation %u: recv from %d tag %d never matched (no such send)",
-                        s->prog->name, r, R->ps_h, op.peer, op.tag);
+                        s->prog->name, r, pc, op.peer, op.tag);
         }
         lts_sim_op_t op;
         s->prog->op(s->prog, r, R->pc ? R->pc - 1 : 0, &op);
         return fail(s, LTS_EINVAL, "deadlock: %s, rank %d, operation %u: %s to %d tag %d never completed", s->prog->name,
                     r, R->pc ? R->pc - 1 : 0, op_name(op.kind), op.peer, op.tag);
     }
+    return 0;
+}
+
+/* The critical path of a generated schedule, walked back as critical_path (below) walks a GOAL
+ * schedule's, over the records (cprec_t): from the operation that ends last (the first rank's
+ * first, on ties, as GOAL's vertex order), a step back goes to a receive's end cause unless it was
+ * reached through an irequires edge or again, else to the start cause; each record is listed once.
+ * A message's send is found on its sender's chain by its number. */
+static int prog_critical_path(sim_t *s, lts_sim_result_t *res) {
+    const lts_sim_prog_t *pg = s->prog;
+    int r = 0;
+    for (int q = 1; q < s->P; q++)
+        if (s->fin[q] > s->fin[r]) r = q;
+    uint32_t v = CP_NONE;
+    for (uint32_t i = s->cq[r].head; i != CP_NONE; i = s->cr[i].rprev)
+        if (v == CP_NONE || s->cr[i].end >= s->cr[v].end) v = i;
+    uint8_t *mark = calloc(s->crn ? s->crn : 1, 1);
+    size_t n = 0, cap = 1024;
+    lts_sim_cp_t *path = malloc(cap * sizeof *path);
+    if (!mark || !path) {
+        free(mark);
+        free(path);
+        return fail(s, LTS_ENOMEM, "out of memory (critical path of %zu operations)", s->crn);
+    }
+    int started = 0;
+    while (v != CP_NONE) {
+        if (mark[v] == 2) break;
+        int again = mark[v] == 1;
+        mark[v] = again ? 2 : 1;
+        if (!again) {
+            if (n == cap) {
+                lts_sim_cp_t *np = realloc(path, (cap *= 2) * sizeof *path);
+                if (!np) { free(mark); free(path); return fail(s, LTS_ENOMEM, "out of memory (critical path)"); }
+                path = np;
+            }
+            path[n++] = (lts_sim_cp_t){v, r, s->cr[v].pc, s->cr[v].start, s->cr[v].end};
+        }
+        lts_sim_op_t op;
+        pg->op(pg, r, s->cr[v].pc, &op);
+        uint32_t c = s->cr[v].cause;
+        if (!started && !again && op.kind == LTS_SIM_IRECV && s->cr[v].ecause != CP_NONE) {
+            c = s->cr[v].ecause;
+            if (c & CP_MSG) {   /* the message: its sender's send of that number, to r with that tag */
+                uint32_t seq = c & ~CP_MSG, k = s->cq[op.peer].nsend, found = CP_NONE;
+                for (uint32_t i = s->cq[op.peer].head; i != CP_NONE && found == CP_NONE; i = s->cr[i].rprev) {
+                    lts_sim_op_t so;
+                    pg->op(pg, op.peer, s->cr[i].pc, &so);
+                    if (so.kind != LTS_SIM_SEND) continue;
+                    k--;
+                    if ((k & CP_SEQ_MASK) == seq && so.peer == r && so.tag == op.tag) found = i;
+                }
+                started = 0;
+                v = found;
+                r = op.peer;
+                continue;
+            }
+        }
+        started = c != CP_NONE && (c & LTS_GOAL_IREQ);
+        v = c == CP_NONE ? CP_NONE : c & ~LTS_GOAL_IREQ;
+    }
+    free(mark);
+    res->ncp_total = n;
+    size_t k = n > LTS_SIM_CP_MAX ? LTS_SIM_CP_MAX : n;
+    res->cp = malloc((k ? k : 1) * sizeof *res->cp);
+    if (!res->cp) { free(path); return fail(s, LTS_ENOMEM, "out of memory (critical path of %zu operations)", k); }
+    res->ncp = k;
+    for (size_t i = 0; i < k; i++) res->cp[k - 1 - i] = path[i];   /* path[0] is the last: the latest k, reversed */
+    free(path);
     return 0;
 }
 
@@ -998,6 +1169,21 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
      * order whenever they are matched, so the result is the one of a strict time-ordered run
      * with one event per message instead of two. */
     s.ahead = p->size <= o->par.S;
+    if (!rc && o->critical_path) {
+        if (!s.ahead)
+            rc = fail(&s, LTS_ENOTSUP, "critical path: %s's messages of %lld bytes go by rendezvous (S = %lld); the "
+                      "critical path of a generated schedule follows eager messages only", p->name, (long long)p->size,
+                      (long long)o->par.S);
+        s.crcap = (size_t)s.P * 4;
+        s.cr = rc ? NULL : malloc(s.crcap * sizeof *s.cr);
+        if (s.cr) hugify(s.cr, s.crcap * sizeof *s.cr);
+        s.cq = malloc((size_t)s.P * sizeof *s.cq);
+        if (!rc && (!s.cr || !s.cq)) rc = fail(&s, LTS_ENOMEM, "out of memory (critical path of %d ranks)", s.P);
+        if (!rc) {
+            hugify(s.cq, (size_t)s.P * sizeof *s.cq);
+            for (int r = 0; r < s.P; r++) s.cq[r] = (cprank_t){0, CP_NONE, CP_NONE, CP_NONE, 0};
+        }
+    }
     /* every rank starts at 0, in rank order (what popping P ready events at 0 would do) */
     for (int r = 0; r < s.P && !rc; r++) rc = run_rank(&s, r, 0);
     ev_t e;
@@ -1017,7 +1203,8 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
         }
     }
     if (!rc) rc = prog_deadlock(&s);
-    if (!rc) finish_common(&s, res, 0);
+    if (!rc && s.cr) rc = prog_critical_path(&s, res);
+    if (!rc) finish_common(&s, res, s.cr ? s.crcap * sizeof *s.cr + (size_t)s.P * sizeof *s.cq : 0);
     free_common(&s);
     return rc;
 }
@@ -1216,6 +1403,8 @@ static int critical_path(sim_t *s, lts_sim_result_t *res) {
         lts_sim_cp_t *c = &res->cp[k - 1 - i];
         uint32_t v = path[i];
         c->op = v;
+        c->rank = g->rank[v];
+        c->pc = v;
         c->start = s->vstart[v];
         c->end = s->vend[v];
     }

@@ -80,13 +80,15 @@ typedef struct lts_sim_opts {
     uint64_t seed;
     int64_t goal_unit_ps;    /* a GOAL calc's unit (default 1000: ns, LogGOPSim's convention) */
     int64_t noise_period, noise_detour;   /* OS noise, ps: a detour every period per rank (0: none) */
+    int critical_path;       /* generated schedules: record the critical path (GOAL schedules always do) */
     const lts_sim_noise_t *noise_trace;   /* OS noise from a trace (NULL or no detours: none); not
                                              with noise_period */
 } lts_sim_opts_t;
 
-/* One operation of a GOAL schedule's critical path (its index in the lts_goal_t arrays). */
 #define LTS_SIM_CP_MAX 100000
-typedef struct lts_sim_cp { uint32_t op; int64_t start, end; } lts_sim_cp_t;
+/* One operation of a critical path: GOAL, op is its index in the lts_goal_t arrays; a generated
+ * schedule, rank and pc (the operation lts_sim_prog_t.op gives). */
+typedef struct lts_sim_cp { uint32_t op; int rank; uint32_t pc; int64_t start, end; } lts_sim_cp_t;
 
 typedef struct lts_sim_result {
     int P;
@@ -95,7 +97,8 @@ typedef struct lts_sim_result {
     uint64_t events, messages, delays;
     int64_t delay_sum;    /* ps of table delay drawn, all ranks */
     size_t peak_bytes;    /* the engine's own arrays at the end (pools, per-rank state) */
-    lts_sim_cp_t *cp;     /* GOAL: the critical path, in time order (malloc'ed; NULL for programs) */
+    lts_sim_cp_t *cp;     /* the critical path, in time order (malloc'ed; NULL for a generated schedule
+                             run without opts.critical_path) */
     size_t ncp, ncp_total;   /* entries in cp; length of the whole path (cp keeps its end) */
 } lts_sim_result_t;
 

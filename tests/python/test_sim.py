@@ -280,6 +280,51 @@ l2: recv 8b from 0 tag 0
 """
 
 
+def path_key(o: dict[str, object]) -> tuple[object, ...]:
+    return (o["rank"], o["op"], o.get("peer"), o.get("tag"), o.get("bytes"), o["start_s"], o["end_s"])
+
+
+GENERATED = ["dissemination", "linear", "pairwise", "binomial", "tournament", "tree", "tree-bcast", "tree-2net",
+             "linear-bcast", "linear-2net", "binomial-bcast"]   # every row but tree-shm (no GOAL text)
+
+
+@pytest.mark.parametrize("name", GENERATED)
+def test_generated_critical_path_is_the_goal_routes(tmp_path: Path, name: str, table: Path) -> None:
+    # the engine's own path of a generated schedule (--critical-path) against the path of the same
+    # schedule written as GOAL and run as such, wherever the two progress rules (docs/sim.md
+    # "Semantics") give every rank the same finish time; it ends at the end time
+    par = LogGPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=1e-7, G_s_per_byte=1e-9)
+    agreed = 0
+    for P in (2, 5, 8, 16, 33):
+        f = tmp_path / f"{name}{P}.goal"
+        assert lsim("--algo", name, "--P", str(P), "--size", "8", "--goal-out", str(f)).returncode == 0
+        for tab in (None, table):
+            gen = sim.run(name, par, tab, seed=3, P=P, size_bytes=8, critical_path=True)
+            cp = gen.summary["critical_path"]
+            assert cp["length"] == len(cp["ops"]) >= 1 and cp["ops"][-1]["end_s"] == gen.time_s
+            for a, b in zip(cp["ops"], cp["ops"][1:]):
+                assert a["start_s"] <= b["end_s"]
+            imp = sim.run(f, par, tab, seed=3)
+            if imp.finish_ps == gen.finish_ps:
+                agreed += 1
+                assert [path_key(o) for o in cp["ops"]] == \
+                    [path_key(o) for o in imp.summary["critical_path"]["ops"]], (name, P, tab)
+            # asking for the path changes nothing else
+            assert gen.finish_ps == sim.run(name, par, tab, seed=3, P=P, size_bytes=8).finish_ps
+    assert agreed >= 4, name
+
+
+def test_generated_critical_path_covers_every_row_but_tree_shm() -> None:
+    assert sorted(GENERATED + ["tree-shm"]) == sorted(sim.algorithms())
+
+
+def test_generated_critical_path_refusals() -> None:
+    cp = lsim("--algo", "tree-shm", "--P", "8", "--L", "1e-6", "--critical-path")
+    assert cp.returncode == 2 and "shared-memory flag" in cp.stderr
+    cp = lsim("--algo", "binomial-bcast", "--P", "8", "--size", "100", "--S", "10", "--L", "1e-6", "--critical-path")
+    assert cp.returncode == 2 and "rendezvous" in cp.stderr
+
+
 def nonblocking_pingpong_goal(iters: int) -> tuple[str, set[tuple[int, int, int]]]:
     """trace-pingpong's nonblocking mode as GOAL (docs/trace.md): per iteration each rank posts
     its receive, computes 1 us and sends once it is posted (irequires), and waits for both
