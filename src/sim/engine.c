@@ -574,13 +574,16 @@ static int posted_match(sim_t *s, rank_t *R, int src, int tag, uint32_t *h) {
  * the seed and the rank, not the table's stream: the injector's draws stay as they are). Work
  * that would start inside a detour starts at its end; work that reaches a detour's start is
  * stretched by it. Returns when `dur` of work started at `start` ends. */
+/* rank r's noise phase in [0, T): a hash of the seed and the rank, not the table's stream */
+static inline int64_t noise_phase(const sim_t *s, int r, int64_t T) {
+    return (int64_t)(lts_inject_splitmix64(s->o->seed ^ 0x6e6f6973652d3031ULL ^ ((uint64_t)(uint32_t)r << 21)) % (uint64_t)T);
+}
 static int64_t busy_trace(const sim_t *s, int r, int64_t start, int64_t dur);
 static int64_t busy(const sim_t *s, int r, int64_t start, int64_t dur) {
     int64_t T = s->o->noise_period, d = s->o->noise_detour;
     if (s->nz_free) return busy_trace(s, r, start, dur);
     if (T <= 0 || d <= 0) return start + dur;
-    int64_t ph = (int64_t)(lts_inject_splitmix64(s->o->seed ^ 0x6e6f6973652d3031ULL ^ ((uint64_t)(uint32_t)r << 21)) %
-                           (uint64_t)T);
+    int64_t ph = noise_phase(s, r, T);
     int64_t k = start - ph;
     k = k >= 0 ? k / T : -((-k + T - 1) / T);
     int64_t ds = ph + k * T;   /* the last detour to start at or before `start` */
@@ -603,8 +606,7 @@ static int64_t busy_trace(const sim_t *s, int r, int64_t start, int64_t dur) {
     const lts_sim_noise_t *nz = s->o->noise_trace;
     const int64_t *det = nz->det, span = nz->span;
     size_t n = nz->n;
-    int64_t ph = (int64_t)(lts_inject_splitmix64(s->o->seed ^ 0x6e6f6973652d3031ULL ^ ((uint64_t)(uint32_t)r << 21)) %
-                           (uint64_t)span);
+    int64_t ph = noise_phase(s, r, span);
     int64_t u = start - ph;
     int64_t k = u >= 0 ? u / span : -((-u + span - 1) / span);
     int64_t base = ph + k * span, x = u - k * span;   /* start = base + x, 0 <= x < span */
