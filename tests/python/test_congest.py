@@ -174,10 +174,16 @@ def test_signal_stops_cleanly(sig, target, tmp_path):
     rec = json.loads(out.read_text())
     assert rec["stopped_by_signal"] is True
     (pair,) = rec["pairs"]
-    assert pair["messages"] > 100 and pair["sent_bytes"] == pair["received_bytes"]
-    # never above the request; below it, others can only take time from the sender (Open MPI
-    # beside a busy process: 0.69); the rate itself is test_achieved_load_given_bandwidth's subject
-    assert 0.5 <= pair["achieved_fraction_of_requested"] <= 1.1
+    # every message sent before the stop is counted and was received: at least the 10000 the
+    # ready hook waited for, each of 4K
+    assert pair["messages"] >= 10000 and pair["sent_bytes"] == pair["received_bytes"] == 4096 * pair["messages"]
+    # the rate is over the time the run actually lasted (the stop's, not a requested duration:
+    # there is none): never above the request. Below it, others can only take time from the
+    # sender, by any amount: Open MPI beside a CPU hog gave 0.69 once and 0.22 in a fresh-clone
+    # run, so no floor here; the rate itself is test_achieved_load_given_bandwidth's subject
+    assert pair["elapsed_s"] > 0 and pair["achieved_fraction_of_requested"] == pytest.approx(
+        pair["sent_bytes"] / pair["elapsed_s"] / pair["requested_bytes_per_s"], rel=1e-6)   # 9 digits in JSON
+    assert 0.0 < pair["achieved_fraction_of_requested"] <= 1.1
 
 
 BAD = [
