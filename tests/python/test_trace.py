@@ -96,7 +96,10 @@ def test_pingpong_to_goal(blocking: list[tuple[Path, float]]) -> None:
     for r in (0, 1):
         calcs = [int(x.split()[-1]) for x in ops[r] if ": calc " in x]
         big = [c for c in calcs if c >= WORK_NS * 0.9]
-        assert ITERS <= len(big) <= ITERS + 2, (r, len(big))   # + the start-up before the first barrier
+        # + the start-up before the first barrier, + gaps between other calls that a preemption
+        # stretched past the spin's length: beside a CPU hog a fresh clone saw 4 in 300 iterations
+        # (the count is bounded at 5 %: a tracer that split or doubled gaps would give 2x)
+        assert ITERS <= len(big) <= ITERS + 2 + ITERS // 20, (r, len(big))
         assert WORK_NS <= statistics.median(big) < WORK_NS * 1.1, statistics.median(big)
     # a send depends on the computation before it
     assert any(" requires " in x for x in ops[0])
