@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import NPS, mpirun
-from latscope.results import load
+from latscope.results import load, under_load
 
 FAST = ["--min-reps", "20", "--max-reps", "20", "--warmup", "5"]
 SYNCS = ["mpibench", "skampi", "jk", "hca"]
@@ -159,16 +159,27 @@ def test_timing_methods_agree(tmp_path):
     individual medians agree within 50 % + 10 us of the global one. Root and individual subtract
     a correction measured apart (the confirmation, the ack) and global rests on the clock model:
     beside a CPU-bound process these were 15-17 us off in some runs, which at 64 KiB (a 9 us copy)
-    put root at -7 us; at 1 MiB the same errors leave every method within 20 % (10 runs)."""
+    put root at -7 us; at 1 MiB the same errors leave every method within 20 % (10 runs). Where a
+    CPU-bound process shares a rank's core the ranks time-slice and no method need agree: such a
+    point must then say it was measured under load (latscope.results.under_load)."""
     out = tmp_path / "g.jsonl"
     cp = mpirun(2, ["coll", "--op", "bcast", "--alg", "linear", "--sizes", "1M", "--timing", "all",
                     "--min-reps", "50", "--max-reps", "50", "-o", str(out)])
     assert cp.returncode == 0, cp.stderr
-    med = {p["timing"]: p["median_s"] for p in records(out)[1]}
+    meta, pts, _ = records(out)
+    med = {p["timing"]: p["median_s"] for p in pts}
     g = med["global"]
     assert g > 0
-    for m in ("root", "max", "individual"):
-        assert abs(med[m] - g) <= 0.5 * g + 10e-6, med
+    for p in pts:
+        m = p["timing"]
+        if m not in ("root", "max", "individual") or abs(med[m] - g) <= 0.5 * g + 10e-6:
+            continue
+        # beside a CPU-bound process sharing a rank's core (a fresh clone beside a hog), the ranks
+        # time-slice: a correction measured apart can be off by milliseconds (root -3.86 ms
+        # against max 101 us), and a repetition that waits for a descheduled rank takes a slice
+        # (max 6.8 ms against global's 0.16 ms, which drops repetitions a rank started late):
+        # allowed only where the point itself says it was measured under load
+        assert under_load(p, meta) is True, (m, med, p.get("load_others"))
 
 
 @pytest.mark.parametrize("np_", [1, 2])   # not oversubscribed (3 spinning ranks on 2 cores time-slice)
