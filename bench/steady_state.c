@@ -1,14 +1,16 @@
 #define _GNU_SOURCE
 /* The reference run for bench/steady_state.py: in ONE launch (a launch can sit in a slower state
- * for its whole life, so the two must share it), per message size and alternating, the order
- * alternating too (OSU first, then latscope first, ...),
+ * for its whole life, so they must share it), per message size, ALTERNATIONS times:
  *   - OSU's osu_latency loop: blocking MPI_Send/MPI_Recv ping-pong, `skip` untimed iterations,
  *     then ITERS timed ones (each timed, so the long-run median is known, not only OSU's mean);
  *   - latscope's defaults: lts_measure on the `pingpong` descriptor with lts_rep_policy_default,
  *     the `auto` sync row and the `monotonic` timer, exactly what `latscope-bench p2p` does
  *     when given no repetition options;
- *   - the same latscope operation for as many repetitions as OSU's loop (its own long run).
- * Rank 0 prints one JSON object per size. */
+ *   - the same latscope operation for as many repetitions as OSU's loop (its own long run);
+ * both long runs in two halves, one before and one after the latscope run (see main).
+ * Rank 0 prints one JSON object per size: the medians pooled over the launch and, per latscope
+ * run, the medians of the OSU loop and of the long run around it (osu_medians_s,
+ * latscope_long_medians_s). */
 #include "standalone.h"
 #include <latscope/latscope.h>
 #include <stdio.h>
@@ -22,6 +24,17 @@ static void osu_loop(int me, char *sb, char *rb, int bytes, int skip, int iters,
         lts_sa_pingpong(me, sb, rb, bytes, 1);
         if (i >= 0) t[i] = (lts_sa_now(CLOCK_MONOTONIC) - t0) / 2;
     }
+}
+
+/* latscope's own operation for a fixed count: samples into lt on rank 0 (a part of its long run) */
+static void long_run(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cfg_t *cfg, int count, int me,
+                     double *lt) {
+    lts_measure_cfg_t fixed = *cfg;
+    fixed.policy.min_reps = fixed.policy.max_reps = count;
+    lts_measurement_t m;
+    if (lts_measure(op, ctx, &fixed, &m)) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (me == 0) memcpy(lt, m.samples, (size_t)count * sizeof *lt);
+    lts_measurement_free(&m);
 }
 
 int main(int argc, char **argv) {
@@ -57,10 +70,15 @@ int main(int argc, char **argv) {
         int lstat[64];
         const char *lstop[64];
         for (int k = 0; k < reps && k < 64; k++) {
-            /* the order alternates (OSU first in even alternations, latscope first in odd ones):
-             * a drift or a state change within the launch then favours neither */
-            const int osu_first = k % 2 == 0;
-            if (osu_first) osu_loop(me, sbuf, rbuf, bytes, skip, iters, t + (size_t)k * (size_t)iters);
+            /* Each latscope run sits in the middle of its two references: half of the OSU loop
+             * and half of latscope's long run before it, the other halves after it, in the
+             * mirrored order (k even: OSU, long, RUN, long, OSU; k odd: long, OSU, RUN, OSU, long),
+             * so both references span the run's moment symmetrically. The launch's state moves
+             * on a scale of 20 ms to seconds (docs/measurement.md "Steady state"): a reference
+             * taken before or after the run alone, or pooled over the launch, can sit in another
+             * state than the run whatever the stop rule does. */
+            const int osu_out = k % 2 == 0, half = iters / 2;
+            double *tk = t + (size_t)k * (size_t)iters, *lk = lt + (size_t)k * (size_t)iters;
             lts_op_ctx_t ctx;
             memset(&ctx, 0, sizeof ctx);
             ctx.comm = MPI_COMM_WORLD;
@@ -69,6 +87,9 @@ int main(int argc, char **argv) {
             ctx.bytes = ctx.reply_bytes = sizes[s];
             ctx.sbuf = sbuf;
             ctx.rbuf = rbuf;
+            if (osu_out) osu_loop(me, sbuf, rbuf, bytes, skip, half, tk);
+            long_run(op, &ctx, &cfg, half, me, lk);
+            if (!osu_out) osu_loop(me, sbuf, rbuf, bytes, skip, half, tk);
             lts_measurement_t m;
             if (lts_measure(op, &ctx, &cfg, &m)) MPI_Abort(MPI_COMM_WORLD, 1);
             if (me == 0) {
@@ -81,21 +102,19 @@ int main(int argc, char **argv) {
                 lstop[k] = lts_stop_reason_name((lts_stop_reason_t)m.stop_reason);
             }
             lts_measurement_free(&m);
-            if (!osu_first) osu_loop(me, sbuf, rbuf, bytes, skip, iters, t + (size_t)k * (size_t)iters);
-            /* latscope's own operation, run as long as OSU's loop: its long-run median */
-            lts_measure_cfg_t fixed = cfg;
-            fixed.policy.min_reps = fixed.policy.max_reps = iters;
-            if (lts_measure(op, &ctx, &fixed, &m)) MPI_Abort(MPI_COMM_WORLD, 1);
-            if (me == 0) {
-                memcpy(lt + (size_t)k * (size_t)iters, m.samples, (size_t)iters * sizeof *lt);
-            }
-            lts_measurement_free(&m);
+            if (!osu_out) osu_loop(me, sbuf, rbuf, bytes, skip, iters - half, tk + half);
+            long_run(op, &ctx, &cfg, iters - half, me, lk + half);
+            if (osu_out) osu_loop(me, sbuf, rbuf, bytes, skip, iters - half, tk + half);
         }
         if (me == 0) {
             size_t n = (size_t)iters * (size_t)reps;
-            /* each OSU loop's own median (sorting a block in place leaves the pooled samples) */
-            double omed[64];
-            for (int k = 0; k < reps && k < 64; k++) omed[k] = lts_sa_median(t + (size_t)k * (size_t)iters, (size_t)iters);
+            /* each run's two references, the halves around it (sorting a block in place leaves
+             * the pooled samples) */
+            double omed[64], bmed[64];
+            for (int k = 0; k < reps && k < 64; k++) {
+                omed[k] = lts_sa_median(t + (size_t)k * (size_t)iters, (size_t)iters);
+                bmed[k] = lts_sa_median(lt + (size_t)k * (size_t)iters, (size_t)iters);
+            }
             double mean = 0;
             for (size_t i = 0; i < n; i++) mean += t[i];
             printf("{\"size_bytes\":%d,\"osu_iters\":%d,\"osu_skip\":%d,\"osu_mean_s\":%.6e,\"osu_median_s\":%.6e,"
@@ -104,10 +123,12 @@ int main(int argc, char **argv) {
             for (int k = 0; k < reps && k < 64; k++)
                 printf("%s{\"median_s\":%.6e,\"reps_total\":%ld,\"warmup_discarded\":%ld,\"stationary\":%s,"
                        "\"order\":\"%s\",\"stop_reason\":\"%s\"}", k ? "," : "", lmed[k], ltotal[k], ldisc[k],
-                       lstat[k] ? "true" : "false", k % 2 == 0 ? "osu_first" : "latscope_first",
+                       lstat[k] ? "true" : "false", k % 2 == 0 ? "osu_outside" : "latscope_outside",
                        lstop[k]);
             printf("],\"osu_medians_s\":[");
             for (int k = 0; k < reps && k < 64; k++) printf("%s%.6e", k ? "," : "", omed[k]);
+            printf("],\"latscope_long_medians_s\":[");
+            for (int k = 0; k < reps && k < 64; k++) printf("%s%.6e", k ? "," : "", bmed[k]);
             printf("]}\n");
             fflush(stdout);
         }
