@@ -181,6 +181,8 @@ typedef struct sim {
     int32_t qfree;
     int64_t now;
     int ahead;           /* programs: a rank may run ahead of the clock (see lts_sim_run_prog) */
+    int win;             /* programs: windows of 2^wbits <= L ps processed in rank order (run_window) */
+    int wbits;
     int flag_on;         /* programs: the shared-memory flag was stored, seen from flag_t on */
     int64_t flag_t;
     int64_t nz_free;     /* a noise trace's free time per span (0: no trace) */
@@ -262,7 +264,9 @@ static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
     return 0;
 }
 
+static int push_win(sim_t *s, const ev_t *e);
 static int push_ev(sim_t *s, ev_t e) {
+    if (s->win) return push_win(s, &e);
     int64_t t = e.t;
     uint64_t k = (uint64_t)t >> WBITS;
     if (t < s->now)
@@ -1067,6 +1071,158 @@ static int prog_arrive(sim_t *s, int r, int32_t m) {
     return 0;
 }
 
+/* ---- windows in rank order (generated schedules, every message eager, L > 0) -----------------
+ * Conservative lookahead (Chandy & Misra 1979; LogGOPSim's own parallel version uses it too): a
+ * message sent at t arrives no earlier than t + L (do_send: o_s + b G + L after its start), and in
+ * run-ahead mode (lts_sim_run_prog) an eager message's arrival is the only event, so processing an
+ * event at t >= k W creates none before k W + L >= (k + 1) W when W <= L. The events of window k,
+ * [k W, (k + 1) W), are therefore all known when it starts, and no rank's state is read or written
+ * by another rank's event: each rank sees its own events of the window in the engine's order
+ * (time, type, payload; the timing wheel's, above) and the result is the time-ordered run's, byte
+ * for byte, whatever order the ranks take. They are taken in rank order: once a table spreads the
+ * times, the time order visits the 2^20 ranks' state and appends to ~64 Ki buckets at random
+ * (docs/sim.md "Scale": the misses were the run); in rank order the state streams and the new
+ * events go to the few windows L + o + a draw ahead. A window whose events share one instant (a
+ * lock-step schedule) keeps its arrival order, as the wheel's FIFO does. W is the largest power of
+ * two <= L; windows live in the wheel's buckets (ring, NB of them, later ones in the far heap). */
+static int push_win(sim_t *s, const ev_t *e) {
+    uint64_t k = (uint64_t)e->t >> s->wbits;
+    if (k <= s->cur && s->events)
+        return fail(s, LTS_EINVAL, "internal: an event inside the current window (%lld ps)", (long long)e->t);
+    s->hn++;
+    if (k < s->cur + NB) {
+        s->ring_n++;
+        return slot_put(s, &s->ring[k & (NB - 1)], e);
+    }
+    if (vput(s, &s->far, *e)) return s->failed;
+    heap_up(s->far.e, s->far.n - 1);
+    return 0;
+}
+
+/* Sort window b by (rank, time, type, payload), stable: an LSD radix sort on the rank (digits of
+ * up to 11 bits over the bits P - 1 needs), then each run of one rank's events (a few) by
+ * insertion on (time, payload). */
+static int win_sort(sim_t *s, evvec_t *b) {
+    size_t n = b->n;
+    if (n > s->alt.cap) {
+        size_t nc = s->alt.cap ? s->alt.cap : 1024;
+        while (nc < n) nc *= 2;
+        free(s->alt.e);
+        s->alt.e = malloc(nc * sizeof *s->alt.e);
+        s->alt.cap = s->alt.e ? nc : 0;
+        if (!s->alt.e) return fail(s, LTS_ENOMEM, "out of memory (a window of %zu events)", n);
+        if (nc * sizeof *s->alt.e >= (8u << 20)) hugify(s->alt.e, nc * sizeof *s->alt.e);
+    }
+    int bits = 1;
+    while (bits < 31 && ((uint32_t)(s->P - 1) >> bits)) bits++;
+    int passes = (bits + 10) / 11, dbits = (bits + passes - 1) / passes;
+    uint32_t dmask = (1u << dbits) - 1;
+    static size_t cnt[3][1u << 11];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t rk = (uint32_t)EV_RANK(b->e[i].p);
+        for (int d = 0; d < passes; d++) cnt[d][(rk >> (d * dbits)) & dmask]++;
+    }
+    ev_t *src = b->e, *dst = s->alt.e;
+    for (int d = 0; d < passes; d++) {
+        size_t *c = cnt[d], sum = 0;
+        if (c[(uint32_t)EV_RANK(src[0].p) >> (d * dbits) & dmask] == n) continue;   /* one digit value */
+        for (uint32_t i = 0; i <= dmask; i++) {
+            size_t x = c[i];
+            c[i] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t j = c[((uint32_t)EV_RANK(src[i].p) >> (d * dbits)) & dmask]++;
+            dst[j] = src[i];
+        }
+        ev_t *x = src;
+        src = dst;
+        dst = x;
+    }
+    for (size_t i = 1; i < n; i++)   /* one rank's events: (time, payload), stable */
+        if (EV_RANK(src[i].p) == EV_RANK(src[i - 1].p) && ev_less(&src[i], &src[i - 1])) {
+            ev_t e = src[i];
+            size_t j = i;
+            for (; j > 0 && EV_RANK(src[j - 1].p) == EV_RANK(e.p) && ev_less(&e, &src[j - 1]); j--) src[j] = src[j - 1];
+            src[j] = e;
+        }
+    if (src != b->e) {   /* the sorted events become the window, the other buffer the spare */
+        s->alt.e = b->e;
+        size_t c = s->alt.cap;
+        s->alt.cap = b->cap;
+        b->e = src;
+        b->cap = c;
+    }
+    return 0;
+}
+
+/* The next window with events into curv, in processing order: 1, 0 when none is left, or a
+ * negative code. */
+static int win_enter(sim_t *s) {
+    evvec_t *b = &s->curv;
+    b->n = 0;
+    s->head = 0;
+    if (!s->hn) return 0;
+    for (;;) {
+        s->cur = s->ring_n ? s->cur + 1 : (uint64_t)s->far.e[0].t >> s->wbits;
+        while (s->far.n && ((uint64_t)s->far.e[0].t >> s->wbits) < s->cur + NB) {
+            ev_t e = heap_pop(&s->far);
+            if (slot_put(s, &s->ring[((uint64_t)e.t >> s->wbits) & (NB - 1)], &e)) return s->failed;
+            s->ring_n++;
+        }
+        if (s->ring[s->cur & (NB - 1)].n) break;
+    }
+    bslot_t *sl = &s->ring[s->cur & (NB - 1)];
+    s->ring_n -= sl->n;
+    if (sl->n > b->cap) {
+        size_t nc = b->cap ? b->cap : 1024;
+        while (nc < sl->n) nc *= 2;
+        free(b->e);
+        b->e = malloc(nc * sizeof *b->e);
+        if (!b->e) { b->cap = 0; return fail(s, LTS_ENOMEM, "out of memory (a window of %u events)", sl->n); }
+        b->cap = nc;
+        if (nc * sizeof *b->e >= (8u << 20)) hugify(b->e, nc * sizeof *b->e);
+    }
+    int one_time = 1;
+    const int64_t t0 = s->cev[(size_t)sl->head * CH].t;
+    for (uint32_t c = sl->head, left = sl->n; left;) {   /* out of the chunks, which go back to the pool */
+        uint32_t take = left < CH ? left : CH, nx = s->cnext[c];
+        const ev_t *ce = s->cev + (size_t)c * CH;
+        for (uint32_t i = 0; i < take; i++) one_time &= ce[i].t == t0;
+        memcpy(b->e + b->n, ce, take * sizeof *b->e);
+        b->n += take;
+        left -= take;
+        s->cnext[c] = s->cfree;
+        s->cfree = c;
+        c = nx;
+    }
+    sl->n = 0;
+    if (!one_time && win_sort(s, b)) return s->failed;
+    return 1;
+}
+
+/* The events of a program run in windows (s->win): each window's, rank by rank. */
+static int run_window(sim_t *s) {
+    int rc;
+    while ((rc = win_enter(s)) > 0) {
+        evvec_t *b = &s->curv;
+        for (size_t i = 0; i < b->n; i++) {
+            if (i + PREFETCH_AHEAD < b->n) PREFETCH_RANK(s, EV_RANK(b->e[i + PREFETCH_AHEAD].p));
+            if (i + PREFETCH_AHEAD / 2 < b->n) prefetch_lists(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 2].p));
+            const ev_t *e = &b->e[i];
+            s->hn--;
+            s->now = e->t;
+            s->events++;
+            if (EV_TYPE(e->p) != EV_MSG)
+                return fail(s, LTS_EINVAL, "internal: event type %d in a window", EV_TYPE(e->p));
+            if ((rc = prog_msg(s, EV_RANK(e->p), e))) return rc;
+        }
+        b->n = 0;
+    }
+    return rc;
+}
+
 static int prog_deadlock(sim_t *s) {
     for (int r = 0; r < s->P; r++) {
         rank_t *R = &s->r[r];
@@ -1186,10 +1342,18 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
             for (int r = 0; r < s.P; r++) s.cq[r] = (cprank_t){0, CP_NONE, CP_NONE, CP_NONE, 0};
         }
     }
+    /* windows in rank order (run_window): eager messages only (run-ahead), no shared-memory flag
+     * (seen by every rank at once), and L at least a wheel bucket (else the windows are too narrow
+     * to hold more than the wheel's buckets do) */
+    if (s.ahead && !p->shm_flag && o->par.L >= ((int64_t)1 << WBITS)) {
+        s.win = 1;
+        while (s.wbits < 62 && ((int64_t)1 << (s.wbits + 1)) <= o->par.L) s.wbits++;
+    }
     /* every rank starts at 0, in rank order (what popping P ready events at 0 would do) */
     for (int r = 0; r < s.P && !rc; r++) rc = run_rank(&s, r, 0);
+    if (!rc && s.win) rc = run_window(&s);
     ev_t e;
-    while (!rc && (rc = next_event(&s, &e)) > 0) {
+    while (!rc && !s.win && (rc = next_event(&s, &e)) > 0) {
         int r = EV_RANK(e.p);
         switch (EV_TYPE(e.p)) {
         case EV_READY: rc = run_rank(&s, r, s.now); break;

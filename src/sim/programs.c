@@ -214,7 +214,7 @@ const lts_sim_algo_t lts_sim_algos[] = {
     {"tree-bcast", "barrier: k-nomial gather to rank 0 (--k), release by MPI_Bcast (binomial)", op_tree_bcast},
     {"tree-2net", "barrier: tree-bcast's schedule (on one machine the two networks are one)", op_tree_bcast},
     {"tree-shm", "barrier: k-nomial gather to rank 0 (--k), release by a shared-memory flag (seen L later)",
-     op_tree_shm},
+     op_tree_shm, 1},
     {"linear-bcast", "barrier: linear gather at rank 0, release by MPI_Bcast (binomial)", op_linear_bcast},
     {"linear-2net", "barrier: linear-bcast's schedule (polling costs a receive's o_r)", op_linear_bcast},
     {"binomial-bcast", "broadcast of --size bytes from rank 0, binomial tree (src/algos/bcast.c)", op_binomial_bcast},
@@ -237,6 +237,7 @@ int lts_sim_prog_init(lts_sim_prog_t *p, const char *name, int P, int k, int64_t
             p->k = k;
             p->size = size;
             p->op = lts_sim_algos[i].op;
+            p->shm_flag = lts_sim_algos[i].shm_flag;
             return 0;
         }
     size_t n = (size_t)snprintf(err, errlen, "algorithm '%s': unknown; valid:", name);

@@ -39,6 +39,7 @@ typedef struct lts_sim_op {
 typedef struct lts_sim_prog {
     const char *name;
     int P, k;
+    int shm_flag;   /* the program stores or waits on the shared-memory flag (lts_sim_algo_t.shm_flag) */
     int64_t size;   /* message bytes where the algorithm has a payload (bcast) */
     void (*op)(const struct lts_sim_prog *p, int rank, uint32_t pc, lts_sim_op_t *out);
 } lts_sim_prog_t;
@@ -47,6 +48,8 @@ typedef struct lts_sim_prog {
 typedef struct lts_sim_algo {
     const char *name, *what;
     void (*op)(const lts_sim_prog_t *p, int rank, uint32_t pc, lts_sim_op_t *out);
+    int shm_flag;   /* 1: uses LTS_SIM_FLAG_SET/WAIT, a store seen by every rank at once: the engine
+                       cannot process a window of L by rank (src/sim/engine.c, run_window) */
 } lts_sim_algo_t;
 extern const lts_sim_algo_t lts_sim_algos[];
 extern const int lts_sim_nalgos;
