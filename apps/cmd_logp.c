@@ -24,8 +24,8 @@ static const struct option own[] = {
 static const char HELP[] =
     "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
     "  --ops LIST       measurements (default all; grammar a,b,-c): o_s, o_r, rtt, g, g_nb, g_r,\n"
-    "                   rtt_train per size; post, poll, flag, mcast, rtt_loop, rtt_poll, rwait at the\n"
-    "                   smallest size\n"
+    "                   rtt_train per size; post, poll, flag, mcast, rtt_loop, rtt_poll, rwait,\n"
+    "                   irecv_wait at the smallest size\n"
     "                   (flag: a pair on one node, skipped otherwise)\n"
     "  --train N        g, g_r: messages per train (2..1024, default 32)\n"
     "  --delay D        o_r, poll, g_r: wait between the partner's send(s) and the timed receive(s) (e.g.\n"
@@ -41,7 +41,8 @@ static const char HELP[] =
 /* measured once, at the smallest size: neither depends on the message size */
 static int size_independent(const char *op) {
     return !strcmp(op, "post") || !strcmp(op, "poll") || !strcmp(op, "flag") || !strcmp(op, "mcast") ||
-           !strcmp(op, "rtt_loop") || !strcmp(op, "rtt_poll") || !strcmp(op, "rwait");
+           !strcmp(op, "rtt_loop") || !strcmp(op, "rtt_poll") || !strcmp(op, "rwait") ||
+           !strcmp(op, "irecv_wait");
 }
 
 static const cmd_spec_t logp_cmd = {.name = "logp", .own = own, .help = HELP, .help_alone = 1,

@@ -72,11 +72,15 @@ STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 #   rwait send, then a blocking receive of the reply the partner sends as soon as it sees the
 #         message by polling: wait_s = rwait - o_s is the least time a blocking receive that has
 #         to wait takes (MPICH looks again only after a sched_yield; docs/barriers.md "Blocking waits")
+#   irecv_wait  time in MPI_Wait completing a receive posted before its message was sent, the
+#         message there before the call: the receive of an exchange round (MPI_Sendrecv's Irecv,
+#         Isend, Waitall), which o_r (a blocking MPI_Recv of a queued message) over-charges
+#         (docs/barriers.md "The exchange receive")
 # Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s / rtt_loop_s /
-# rtt_poll_s / rwait_s, L_loop_s, L_poll_s and wait_s (with their CIs under source.post / poll /
-# flag / mcast / rtt_loop / rtt_poll / rwait), where `latscope barrier compare` and `predict
-# barrier` read them.
-AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop", "rtt_poll", "rwait")
+# rtt_poll_s / rwait_s / irecv_wait_s, L_loop_s, L_poll_s and wait_s (with their CIs under
+# source.post / poll / flag / mcast / rtt_loop / rtt_poll / rwait / irecv_wait), where `latscope
+# barrier compare` and `predict barrier` read them.
+AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop", "rtt_poll", "rwait", "irecv_wait")
 
 
 class LogPFitError(ValueError):

@@ -38,6 +38,17 @@
  *        The reply arrives a polled round trip after the call, sooner than MPICH's blocking wait
  *        looks again after its first sched_yield, so rwait - o_s is the least time a blocking
  *        receive that has to wait takes (the wait floor, ~1.5 us here against ~0.4 us polled)
+ *   irecv_wait  time in MPI_Wait completing a receive that was posted (MPI_Irecv) before its
+ *        message was sent and whose message arrived a delay D before the call: rank 0 posts the
+ *        receive, then tells the partner to send (a 0-byte message on another tag) and
+ *        busy-waits D, untimed, in prepare. The receive of an exchange round (MPI_Sendrecv =
+ *        Irecv, Isend, Waitall: dissemination, pairwise), whose message is there when the
+ *        Waitall starts, costs this, not o_r (a blocking MPI_Recv of a queued message, which
+ *        takes the unexpected-queue path and, in MPICH, the waiting loop's sched_yield;
+ *        docs/barriers.md "The exchange receive"). Self-isolating: a stop-sync between the
+ *        prepare and the timed wait would progress the engine and complete the receive inside
+ *        the allreduce; under --sync auto only the first repetition of each block (1 in ~50)
+ *        follows one, which the median does not see
  *   post time in MPI_Irecv when nothing matching has arrived (the receive is only queued; it is
  *        cancelled, untimed, before the next repetition). LogP has no term for it: a receive
  *        posted on the critical path (MPI_Sendrecv's exchange rounds, a Recv issued after the
@@ -368,6 +379,34 @@ static void gr_cancel(lts_op_ctx_t *c) {
     }
 }
 
+/* ---- irecv_wait: MPI_Wait of a pre-posted receive whose message has arrived ---- */
+static int irw_prepare(lts_op_ctx_t *c) {
+    int rc;
+    if (c->rank == 0) {
+        /* posted first, then the partner is told to send: the message meets a posted receive */
+        if ((rc = lts_chk(MPI_Irecv(c->rbuf, (int)c->bytes, MPI_BYTE, 1, TAG + 4, c->comm, &c->req)))) return rc;
+        if ((rc = lts_chk(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG + 5, c->comm)))) return rc;
+        /* the message arrives meanwhile (the partner's test-hook send cost comes before it) */
+        logp_state_t *s = c->state;
+        lts_spin(NULL, s->delay_s + s->send_cost_s);
+        return LTS_OK;
+    }
+    /* the go polled: a blocking receive may sit in MPICH's yielding wait past D (pinned beside
+     * other work, every repetition of a launch came out at D + 0.7 us) */
+    for (int got = 0; !got;)
+        if ((rc = lts_chk(MPI_Iprobe(0, TAG + 5, c->comm, &got, MPI_STATUS_IGNORE)))) return rc;
+    if ((rc = lts_chk(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG + 5, c->comm, MPI_STATUS_IGNORE)))) return rc;
+    lts_spin(NULL, ((logp_state_t *)c->state)->send_cost_s);
+    return lts_chk(MPI_Send(c->sbuf, (int)c->bytes, MPI_BYTE, 0, TAG + 4, c->comm));
+}
+static int irw_run(lts_op_ctx_t *c) {
+    return c->rank == 0 ? wait_recv(c, &c->req) : LTS_OK;   /* the partner's part is all in prepare */
+}
+/* a prepared repetition never timed: its message is on its way (the partner's prepare sends it) */
+static void irw_cancel(lts_op_ctx_t *c) {
+    if (c->rank == 0 && c->req != MPI_REQUEST_NULL) MPI_Wait(&c->req, MPI_STATUS_IGNORE);
+}
+
 /* ---- post: time in MPI_Irecv with nothing to match ---- */
 static int post_run(lts_op_ctx_t *c) {
     if (c->rank == 0)   /* a tag the partner never sends: the receive stays posted until cancelled */
@@ -492,6 +531,10 @@ static const lts_op_desc_t logp_ops[] = {
     {.name = "g_r", .help = "receive gap: a train of --train back-to-back receives of messages that have arrived, "
      "time per message at the receiver", .group_size = 2, .windowed = 1, .scale = 1.0, .metric = "g_r",
      .init = gr_init, .run = gr_run, .fini = logp_fini, .prepare = gr_prepare, .cancel = gr_cancel},
+    {.name = "irecv_wait", .help = "time in MPI_Wait completing a receive posted before its message was sent, the "
+     "message arrived a delay D before (an exchange round's receive; smallest size only)", .group_size = 2,
+     .scale = 1.0, .metric = "irecv_wait", .init = or_init, .run = irw_run, .fini = logp_fini,
+     .prepare = irw_prepare, .cancel = irw_cancel, .self_isolating = 1},
     {.name = "post", .help = "time in MPI_Irecv when nothing matching has arrived (the receive is cancelled, "
      "untimed; smallest size only)", .group_size = 2, .scale = 1.0, .metric = "post", .init = logp_init,
      .run = post_run, .fini = post_fini, .prepare = post_prepare, .cancel = cancel_req},

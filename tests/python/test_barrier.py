@@ -274,6 +274,31 @@ def test_blocking_wait_floor_and_polled_latency():
         SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, poll_s=100e-9, L_poll_s=-200e-9)
 
 
+def test_exchange_receive_costs_irecv_wait():
+    """irecv_wait_s (logp's irecv_wait: MPI_Wait of a receive posted before its message, the
+    message there): the receive of an exchange round (MPI_Sendrecv) whose message is there when the
+    Waitall starts costs it instead of o_r, bounded below by the hop (ready + o_r); blocking
+    MPI_Recv rows keep o_r (docs/barriers.md "The exchange receive")."""
+    # L < 0, as measured where o_r (1.3 us) exceeds the loop's RTT/2 - o_s (hop 1.1 us)
+    sp = SimParams(o_s_s=200e-9, o_r_s=1300e-9, L_s=-400e-9, post_s=50e-9)
+    for row in ("dissemination", "pairwise"):
+        # post 50, send to 250, the partner's message ready at -150: o_r from the call (1550)
+        assert row_loop_time_s(sp, 2, row) == pytest.approx(1550e-9)
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=1000e-9) == pytest.approx(1250e-9)
+        # never sooner than the hop after the partner's send ended: 250 - 400 + 1300
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=700e-9) == pytest.approx(1150e-9)
+    for P in (2, 3, 4, 5):
+        for row in ("dissemination", "pairwise", "tree:k=2", "tree:k=3", "binomial", "linear", "tournament",
+                    "tree-shm:k=4"):
+            base = row_loop_time_s(sp, P, row, flag_s=100e-9)
+            # irecv_wait = o_r is LogP's rule exactly
+            assert row_loop_time_s(sp, P, row, flag_s=100e-9, irecv_wait_s=1300e-9) == pytest.approx(base, abs=1e-15)
+    for row in ("linear", "tournament"):   # MPI_Recv only: o_r stays
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=100e-9) == pytest.approx(row_loop_time_s(sp, 2, row))
+    with pytest.raises(Exception, match="irecv_wait_s = -1e-07"):
+        SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, irecv_wait_s=-100e-9)
+
+
 def test_auto_broadcast_model_follows_what_the_library_does():
     """auto: the multicast exit where the measured broadcast beats a message on one host (MPICH's
     shared-memory release), else a binomial tree of messages (Open MPI on one node: its measured

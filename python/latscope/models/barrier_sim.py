@@ -38,6 +38,13 @@ LogP rules (Culler et al.; seed 002 §5.1):
   ``sched_yield`` (docs/barriers.md "Blocking waits": a receive entered as its message is sent
   returns ~1.5 us later where a polling one returns ~0.4 us later). ``latscope-bench logp``'s
   ``rwait`` - o_s (``source.wait_s``); None: no floor (LogP's ``max(ready, free) + o_r`` alone).
+* a receive posted before its message could arrive (MPI_Irecv, then MPI_Wait/Waitall: the
+  exchange rounds' MPI_Sendrecv, the k-nomial and binomial gathers) whose message is there when
+  the rank gets to it costs ``irecv_wait_s`` (``latscope-bench logp``'s ``irecv_wait``,
+  ``source.irecv_wait_s``) instead of ``o_r``, which times a blocking MPI_Recv of a queued
+  message; it still finishes no sooner than ``L + o_r`` after its send ended (the hop). A receive
+  that finishes at ``max(free + irecv_wait_s, ready + o_r)`` is LogP's ``max(ready, free) + o_r``
+  when the two costs agree; None: ``o_r`` (docs/barriers.md "The exchange receive").
 * a polling receive (``pwait``: MPI_Iprobe until seen, linear-2net's gather) sees a message
   ``L_poll_s`` after its send ends (``rtt_poll/2 - o_s - poll``, ``source.L_poll_s``); None: ``L_s``.
 * a flag in shared memory (tree-shm's release) is seen ``flag_s`` after the store:
@@ -122,6 +129,7 @@ class SimParams:
     poll_s: float | None = None     # a polled receive's cost ("pwait"); None: o_r
     L_poll_s: float | None = None   # latency a polling receiver sees ("pwait"); None: L_s
     wait_s: float | None = None     # least time of a blocking receive that has to wait; None: no floor
+    irecv_wait_s: float | None = None   # a pre-posted receive whose message is there; None: o_r
 
     def __post_init__(self) -> None:
         if self.bcast not in BCAST_MODELS:
@@ -137,7 +145,7 @@ class SimParams:
                 raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
         if not math.isfinite(self.L_s) or self.L_s + self.o_r_s < 0:
             raise ModelError(f"L_s = {self.L_s!r}: L + o_r (the ping-pong's RTT/2 - o_s) must be >= 0")
-        for name in ("flag_s", "poll_s", "wait_s"):
+        for name in ("flag_s", "poll_s", "wait_s", "irecv_wait_s"):
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v >= 0):
                 raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
@@ -159,7 +167,7 @@ class SimParams:
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
                     bcast: str | None = None, mcast_s: float | None = None,
                     poll_s: float | None = None, L_poll_s: float | None = None,
-                    wait_s: float | None = None) -> "SimParams":
+                    wait_s: float | None = None, irecv_wait_s: float | None = None) -> "SimParams":
         """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
         parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
         returned as it is (the keyword values then apply only where given)."""
@@ -179,6 +187,8 @@ class SimParams:
                 upd["L_poll_s"] = float(L_poll_s)
             if wait_s is not None:
                 upd["wait_s"] = wait_s
+            if irecv_wait_s is not None:
+                upd["irecv_wait_s"] = irecv_wait_s
             if bcast is not None:
                 upd["bcast"] = resolve_bcast(bcast, mcast_s=upd.get("mcast_s", params.mcast_s),
                                              hop_s=params.hop_s, one_host=True)
@@ -196,7 +206,7 @@ class SimParams:
         # L_poll + poll below 0 (rtt_poll/2 < o_s: a noisy fit): floored as L above
         Lp = None if L_poll_s is None else max(float(L_poll_s), -(pt.o_r_s if poll_s is None else poll_s))
         return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=model,
-                   mcast_s=mcast_s, poll_s=poll_s, L_poll_s=Lp, wait_s=wait_s)
+                   mcast_s=mcast_s, poll_s=poll_s, L_poll_s=Lp, wait_s=wait_s, irecv_wait_s=irecv_wait_s)
 
 
 def raw_latency_s(source: dict[str, Any] | None) -> float | None:
@@ -231,7 +241,9 @@ def source_seconds(source: dict[str, Any] | None, key: str) -> float | None:
 # ---------------------------------------------------------------------------------------------
 # Programs: per rank, the operations of one barrier call, in the order src/algos/barrier.c
 # issues them. Ops: ("irecv", src, tag) post a receive; ("wait", n) wait for the last n posted
-# receives (MPI_Waitall: processed in arrival order); ("pwait", n) the same, each receive found by
+# receives (MPI_Wait/Waitall of receives posted ahead: processed in arrival order, a message
+# already there costing irecv_wait_s); ("wait", n, "recv") the same for blocking MPI_Recv calls
+# (a queued message costs o_r); ("pwait", n) the same, each receive found by
 # polling (MPI_Iprobe, then MPI_Recv of the matched message: poll_s instead of o_r, the cost
 # latscope-bench logp's poll measures); ("send", dst, tag) an eager send (MPI_Send
 # and MPI_Isend of an empty message both complete locally on shared memory); ("flag_set", key);
@@ -244,7 +256,8 @@ Program = Callable[[int, int, int], list[Op]]   # (rank, P, k) -> ops
 
 
 def _recv(src: int | str, tag: str) -> list[Op]:
-    return [("irecv", src, tag), ("wait", 1)]
+    """A blocking MPI_Recv: posted and waited for in one call (a queued message costs o_r)."""
+    return [("irecv", src, tag), ("wait", 1, "recv")]
 
 
 def _dissemination(me: int, P: int, k: int) -> list[Op]:
@@ -337,7 +350,9 @@ def _linear_gather(me: int, P: int, poll: bool = False) -> list[Op]:
     # poll: found by MPI_Iprobe over the two communicators of the 2net rows (src/algos/barrier.c)
     if me:
         return [("send", 0, "lin_up")]
-    return [("irecv", i, "lin_up") for i in range(1, P)] + ([("pwait" if poll else "wait", P - 1)] if P > 1 else [])
+    # (MPI_Recv of MPI_ANY_SOURCE, one by one: blocking receives)
+    return [("irecv", i, "lin_up") for i in range(1, P)] + ([("pwait", P - 1) if poll else ("wait", P - 1, "recv")]
+                                                            if P > 1 else [])
 
 
 def _linear(me: int, P: int, k: int) -> list[Op]:
@@ -554,6 +569,9 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     n = op[1]
                     polled = kind == "pwait"
                     o_r = p.poll_s if polled and p.poll_s is not None else p.o_r_s
+                    # a receive posted ahead (Irecv ... Wait/Waitall) whose message is there:
+                    # irecv_wait_s; a blocking MPI_Recv ("recv") of a queued message: o_r
+                    xr = o_r if polled or len(op) > 2 or p.irecv_wait_s is None else p.irecv_wait_s
                     lat = p.L_poll_s if polled and p.L_poll_s is not None else p.L_s
                     reqs = pending[r][-n:]
                     maybe = [ready(c, i, lat) for c, i in reqs]
@@ -563,9 +581,11 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     del pending[r][-n:]
                     call = cpu[r]
                     for a in sorted(arr):
-                        start = max(cpu[r], a, last_recv[r] + p.g_s)
-                        last_recv[r] = start
-                        cpu[r] = start + o_r
+                        # max(ready, free) + o_r when xr = o_r (LogP); else a message there when
+                        # the rank gets to it costs xr, one still on its way the hop (ready + o_r)
+                        free = max(cpu[r], last_recv[r] + p.g_s)
+                        last_recv[r] = max(free, a)
+                        cpu[r] = max(free + xr, a + o_r)
                     # a blocking wait whose message was not there at its first look (one pass of
                     # the progress engine, post_s: what MPI_Irecv with nothing to match costs)
                     # returns no sooner than its floor. "There" is when a look can find it: L_poll
@@ -630,7 +650,7 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
                     bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0,
                     poll_s: float | None = None, L_poll_s: float | None = None,
-                    wait_s: float | None = None) -> float | None:
+                    wait_s: float | None = None, irecv_wait_s: float | None = None) -> float | None:
     """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
     over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``."""
     P = require_int_at_least("P (processes)", P, 1)
@@ -638,5 +658,6 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
     if prog is None:
         return None
     sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
-                               bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s)
+                               bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s,
+                               irecv_wait_s=irecv_wait_s)
     return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s
