@@ -186,6 +186,7 @@ typedef struct sim {
     int flag_on;         /* programs: the shared-memory flag was stored, seen from flag_t on */
     int64_t flag_t;
     int64_t nz_free;     /* a noise trace's free time per span (0: no trace) */
+    int noisy;           /* OS noise of either kind (busy) */
     cprec_t *cr;         /* programs' critical path (cprec_t): the records, */
     size_t crn, crcap;
     cprank_t *cq;        /* per rank (cprank_t) */
@@ -234,7 +235,10 @@ static int vput(sim_t *s, evvec_t *v, ev_t e) {
 static int sort_bucket(sim_t *s, evvec_t *b);
 static void hugify(void *p, size_t n);
 
-static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
+/* The place of a new event at the end of bucket b (NULL: out of memory, s->failed set): the caller
+ * writes the event there, field by field (a 32-byte copy of an event just built on the stack
+ * stalled on the store forwarding of its halves). */
+static ev_t *slot_add(sim_t *s, bslot_t *b) {
     if (!b->n || b->fill == CH) {
         uint32_t c = s->cfree;
         if (c != CNONE) {
@@ -242,11 +246,11 @@ static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
         } else {
             if (s->cused == s->ccap) {
                 size_t nc = s->ccap ? s->ccap * 2 : 256;
-                if (nc >= CNONE) return fail(s, LTS_ENOMEM, "more than 2^32 chunks of events in flight");
+                if (nc >= CNONE) { fail(s, LTS_ENOMEM, "more than 2^32 chunks of events in flight"); return NULL; }
                 ev_t *ne = realloc(s->cev, nc * CH * sizeof *ne);
                 if (ne) s->cev = ne;
                 uint32_t *nn = ne ? realloc(s->cnext, nc * sizeof *nn) : NULL;
-                if (!nn) return fail(s, LTS_ENOMEM, "out of memory (event queue of %zu events)", nc * CH);
+                if (!nn) { fail(s, LTS_ENOMEM, "out of memory (event queue of %zu events)", nc * CH); return NULL; }
                 s->cnext = nn;
                 s->ccap = nc;
                 if (nc * CH * sizeof *ne >= (8u << 20)) hugify(ne, nc * CH * sizeof *ne);
@@ -259,12 +263,19 @@ static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
         b->tail = c;
         b->fill = 0;
     }
-    s->cev[(size_t)b->tail * CH + b->fill++] = *e;
     b->n++;
+    return &s->cev[(size_t)b->tail * CH + b->fill++];
+}
+
+static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
+    ev_t *x = slot_add(s, b);
+    if (!x) return s->failed;
+    *x = *e;
     return 0;
 }
 
 static int push_win(sim_t *s, const ev_t *e);
+static ev_t *win_slot(sim_t *s, int64_t t);
 static int push_ev(sim_t *s, ev_t e) {
     if (s->win) return push_win(s, &e);
     int64_t t = e.t;
@@ -583,7 +594,12 @@ static inline int64_t noise_phase(const sim_t *s, int r, int64_t T) {
     return (int64_t)(lts_inject_splitmix64(s->o->seed ^ 0x6e6f6973652d3031ULL ^ ((uint64_t)(uint32_t)r << 21)) % (uint64_t)T);
 }
 static int64_t busy_trace(const sim_t *s, int r, int64_t start, int64_t dur);
-static int64_t busy(const sim_t *s, int r, int64_t start, int64_t dur) {
+static int64_t busy_noise(const sim_t *s, int r, int64_t start, int64_t dur);
+static inline int64_t busy(const sim_t *s, int r, int64_t start, int64_t dur) {
+    if (__builtin_expect(!s->noisy, 1)) return start + dur;   /* a call per operation less */
+    return busy_noise(s, r, start, dur);
+}
+static int64_t busy_noise(const sim_t *s, int r, int64_t start, int64_t dur) {
     int64_t T = s->o->noise_period, d = s->o->noise_detour;
     if (s->nz_free) return busy_trace(s, r, start, dur);
     if (T <= 0 || d <= 0) return start + dur;
@@ -661,7 +677,18 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
         R->cpu = b * p->O != 0 ? busy(s, r, t0, p->o_s + b * p->O) : os_end;
         R->nic_s = t0 + p->g + b * p->G;
         *done = R->cpu;
-        ev_t ev = {os_end + b * p->G + p->L, EV_MAKE(EV_MSG, dst, handle), size | (int64_t)s->cp_bits, r, tag};
+        int64_t ta = os_end + b * p->G + p->L;
+        ev_t *x = s->win ? win_slot(s, ta) : NULL;
+        if (x) {   /* written in its place (slot_add) */
+            x->t = ta;
+            x->p = EV_MAKE(EV_MSG, dst, handle);
+            x->size = size | (int64_t)s->cp_bits;
+            x->src = r;
+            x->tag = tag;
+            return 0;
+        }
+        if (s->failed) return -1;
+        ev_t ev = {ta, EV_MAKE(EV_MSG, dst, handle), size | (int64_t)s->cp_bits, r, tag};
         return push_ev(s, ev) ? -1 : 0;
     }
     int32_t m = qalloc(s);
@@ -741,6 +768,7 @@ static int init_common(sim_t *s, int P, const lts_sim_opts_t *o, char *err, size
         for (size_t i = 0; i < nz->n; i++) s->nz_free -= nz->det[2 * i + 1];
         if (s->nz_free <= 0) return fail(s, LTS_EINVAL, "noise trace: the detours fill the whole span");
     }
+    s->noisy = s->nz_free > 0 || (o->noise_period > 0 && o->noise_detour > 0);
     void *rp = NULL;
     if (!posix_memalign(&rp, 64, (size_t)P * sizeof *s->r)) {
         s->r = rp;
@@ -1085,6 +1113,16 @@ static int prog_arrive(sim_t *s, int r, int32_t m) {
  * events go to the few windows L + o + a draw ahead. A window whose events share one instant (a
  * lock-step schedule) keeps its arrival order, as the wheel's FIFO does. W is the largest power of
  * two <= L; windows live in the wheel's buckets (ring, NB of them, later ones in the far heap). */
+static ev_t *win_slot(sim_t *s, int64_t t) {
+    uint64_t k = (uint64_t)t >> s->wbits;
+    if (__builtin_expect(k < s->cur + NB && (k > s->cur || !s->events), 1)) {
+        s->hn++;
+        s->ring_n++;
+        return slot_add(s, &s->ring[k & (NB - 1)]);
+    }
+    return NULL;   /* beyond the wheel, or an internal error: push_win */
+}
+
 static int push_win(sim_t *s, const ev_t *e) {
     uint64_t k = (uint64_t)e->t >> s->wbits;
     if (k <= s->cur && s->events)
