@@ -110,8 +110,16 @@ int main(int argc, char **argv) {
             size_t n = (size_t)iters * (size_t)reps;
             /* each run's two references, the halves around it (sorting a block in place leaves
              * the pooled samples) */
-            double omed[64], bmed[64];
+            double omed[64], bmed[64], before[64], after[64];
+            const size_t half = (size_t)iters / 2;
             for (int k = 0; k < reps && k < 64; k++) {
+                /* the long run's half before the latscope run and the half after it, apart: a
+                 * reference whose halves disagree moved while the run was measured */
+                lts_summary_t h;
+                lts_summarize(lt + (size_t)k * (size_t)iters, half, 0.95, LTS_STOP_MEDIAN, &h);
+                before[k] = h.median;
+                lts_summarize(lt + (size_t)k * (size_t)iters + half, (size_t)iters - half, 0.95, LTS_STOP_MEDIAN, &h);
+                after[k] = h.median;
                 omed[k] = lts_sa_median(t + (size_t)k * (size_t)iters, (size_t)iters);
                 bmed[k] = lts_sa_median(lt + (size_t)k * (size_t)iters, (size_t)iters);
             }
@@ -129,6 +137,8 @@ int main(int argc, char **argv) {
             for (int k = 0; k < reps && k < 64; k++) printf("%s%.6e", k ? "," : "", omed[k]);
             printf("],\"latscope_long_medians_s\":[");
             for (int k = 0; k < reps && k < 64; k++) printf("%s%.6e", k ? "," : "", bmed[k]);
+            printf("],\"latscope_long_halves_s\":[");
+            for (int k = 0; k < reps && k < 64; k++) printf("%s[%.6e,%.6e]", k ? "," : "", before[k], after[k]);
             printf("]}\n");
             fflush(stdout);
         }

@@ -71,7 +71,9 @@ def main() -> int:
                     "median_s": x["median_s"], "diff": x["median_s"] / ref - 1, "diff_other": x["median_s"] / other - 1,
                     "diff_osu": x["median_s"] / d["osu_medians_s"][k] - 1,
                     "reps": reps, "ratio": reps / a.osu_iters, "discarded": x["warmup_discarded"],
-                    "stop": x["stop_reason"], "stationary": x["stationary"], "order": x["order"]})
+                    "stop": x["stop_reason"], "stationary": x["stationary"], "order": x["order"],
+                    # the long run's halves before and after the run, apart (latscope's operation)
+                    "ref_moved": abs(d["latscope_long_halves_s"][k][1] / d["latscope_long_halves_s"][k][0] - 1)})
     other_span = "launch" if a.span == "run" else "run"
     print(f"latscope default vs OSU-style fixed {a.osu_iters} iterations, {a.rounds} launches x {a.alternations} "
           f"alternations (np=2); long-run median = "
@@ -103,7 +105,7 @@ def main() -> int:
                   f"{x['diff'] * 100:+.2f}% with {x['reps']} reps "
                   f"(stop {x['stop']}, stationary {x['stationary']}, discarded {x['discarded']}; "
                   f"{x['diff_osu'] * 100:+.2f}% from the OSU loop around it, {x['diff_other'] * 100:+.2f}% "
-                  f"span {other_span})")
+                  f"span {other_span}; long run after vs before it {x['ref_moved'] * 100:.1f}% apart)")
     print("per round, the latscope run farthest from the long-run median (diff, repetitions):")
     for r in range(1, a.rounds + 1):
         cells = []
@@ -111,6 +113,12 @@ def main() -> int:
             w = max((x for x in xs if x["round"] == r), key=lambda x: abs(x["diff"]))
             cells.append(f"{size} B {w['diff'] * 100:+.1f}% ({w['reps']})")
         print(f"  round {r}: " + ", ".join(cells))
+    every = [x for xs in rows.values() for x in xs]
+    moved = [x for x in every if x["ref_moved"] > a.target]
+    missed = [x for x in every if abs(x["diff"]) > a.target or x["ratio"] > a.reps_ratio]
+    print(f"latscope runs: {len(every)}, missed {len(missed)}; long run around the run moved by more than "
+          f"±{a.target * 100:.0f}% (its half after vs its half before): {len(moved)} runs, "
+          f"{sum(1 for x in missed if x['ref_moved'] > a.target)} of the missed")
     print(f"target: every size within ±{a.target * 100:.0f}% of the long-run median ({a.reference}, span {a.span}) with <= {a.reps_ratio:g} of the "
           f"repetitions in {a.rounds} of {a.rounds} rounds: {'met' if ok else 'MISSED'}")
     return 0 if ok else 1

@@ -13,8 +13,10 @@
  * trace whose states are seen whole. Output: TRACE_PREFIX<size>.txt per size.
  * Then, with PROBE_SEGMENTS > 0, TRACE_PREFIXprobe.txt: per segment, the medians of three things
  * measured one after the other, to tell which of them moves with the ping-pong's state:
- *     seg  t_s  mpi_8B_s  c2c_s  spin_s
- * mpi_8B_s: RTT/2 of OSU's blocking 8-byte round trip (1000 of them); c2c_s: half the round trip
+ *     seg  t_s  mpi_8B_s  c2c_s  spin_s  mpi_jitter_s
+ * mpi_8B_s: RTT/2 of OSU's blocking 8-byte round trip (1000 of them); mpi_jitter_s: the same
+ * with rank 0 waiting a pseudo-random 0-1 us before each (untimed), so that where in the
+ * partner's polling loop each message arrives is drawn afresh every time; c2c_s: half the round trip
  * of one cache line bounced between the two ranks through an MPI shared-memory window, no MPI call
  * (500): the cost of moving a line between the two cores, which is where the host puts the two
  * virtual CPUs; spin_s: a fixed loop of 2000 dependent integer steps on rank 0 (200): the core's
@@ -75,13 +77,13 @@ static void probe(int me, int segs, const char *prefix) {
     if (me == 0) { line[0] = 0; line[8] = 0; }
     MPI_Barrier(MPI_COMM_WORLD);
     char *sb = lts_buffer_alloc(8), *rb = lts_buffer_alloc(8);
-    double *a = malloc(sizeof *a * 1000), *b = malloc(sizeof *b * 500), *c = malloc(sizeof *c * 200);
+    double *a = malloc(sizeof *a * 1000), *j = malloc(sizeof *j * 1000), *b = malloc(sizeof *b * 500), *c = malloc(sizeof *c * 200);
     FILE *f = NULL;
     if (me == 0) {
         char path[4096];
         snprintf(path, sizeof path, "%sprobe.txt", prefix);
         if (!(f = fopen(path, "w"))) { fprintf(stderr, "steady-state-trace: cannot write %s\n", path); MPI_Abort(MPI_COMM_WORLD, 1); }
-        fprintf(f, "# seg t_s mpi_8B_s c2c_s spin_s\n");
+        fprintf(f, "# seg t_s mpi_8B_s c2c_s spin_s mpi_jitter_s\n");
     }
     long tick = 1;
     double t0 = lts_sa_now(CLOCK_MONOTONIC);
@@ -92,14 +94,26 @@ static void probe(int me, int segs, const char *prefix) {
             lts_sa_pingpong(me, sb, rb, 8, 1);
             a[i] = (lts_sa_now(CLOCK_MONOTONIC) - u) / 2;
         }
+        unsigned long rng = 88172645463325252UL + (unsigned long)s;
+        for (int i = 0; i < 1000; i++) {
+            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;   /* xorshift64 */
+            if (me == 0) {
+                double until = lts_sa_now(CLOCK_MONOTONIC) + 1e-6 * (double)(rng % 1000) / 1000.0;
+                while (lts_sa_now(CLOCK_MONOTONIC) < until) {}
+            }
+            double u = lts_sa_now(CLOCK_MONOTONIC);
+            lts_sa_pingpong(me, sb, rb, 8, 1);
+            j[i] = (lts_sa_now(CLOCK_MONOTONIC) - u) / 2;
+        }
         for (int i = 0; i < 500; i++) b[i] = c2c_half_rtt(me, line, tick++);
         if (me == 0) for (int i = 0; i < 200; i++) c[i] = spin_once();
         MPI_Barrier(MPI_COMM_WORLD);
         if (me == 0)
-            fprintf(f, "%d %.6f %.6e %.6e %.6e\n", s, ts, lts_sa_median(a, 1000), lts_sa_median(b, 500), lts_sa_median(c, 200));
+            fprintf(f, "%d %.6f %.6e %.6e %.6e %.6e\n", s, ts, lts_sa_median(a, 1000), lts_sa_median(b, 500),
+                    lts_sa_median(c, 200), lts_sa_median(j, 1000));
     }
     if (f) fclose(f);
-    free(a); free(b); free(c); free(sb); free(rb);
+    free(a); free(j); free(b); free(c); free(sb); free(rb);
     MPI_Win_free(&win);
     MPI_Comm_free(&node);
 }
