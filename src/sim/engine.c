@@ -182,7 +182,7 @@ typedef struct sim {
     int64_t now;
     int ahead;           /* programs: a rank may run ahead of the clock (see lts_sim_run_prog) */
     int win;             /* programs: windows of 2^wbits <= L ps processed in rank order (run_window) */
-    int wbits;
+    int wbits, wpass, wdig;   /* windows: width 2^wbits ps; radix passes and bits of the rank's digits */
     int flag_on;         /* programs: the shared-memory flag was stored, seen from flag_t on */
     int64_t flag_t;
     int64_t nz_free;     /* a noise trace's free time per span (0: no trace) */
@@ -936,22 +936,32 @@ static int run_rank(sim_t *s, int r, int64_t t) {
     rank_t *R = &s->r[r];
     const lts_sim_prog_t *pg = s->prog;
     R->state = R_RUN;
+    lts_sim_op_t buf[4];   /* the next operations (pg->ops), buf[ib .. nb) */
+    int ib = 0, nb = 0;
     for (;;) {
-        lts_sim_op_t op;
-        pg->op(pg, r, R->pc, &op);
-        switch (op.kind) {
+        if (ib == nb) {
+            ib = 0;
+            if (pg->ops) nb = pg->ops(pg, r, R->pc, buf, 4);
+            else { pg->op(pg, r, R->pc, buf); nb = 1; }
+        }
+        /* the fields one by one (volatile): the program wrote them as four stores, and one load of
+         * two of them waited for the stores to reach the cache (no store forwarding) */
+        const volatile lts_sim_op_t *vo = &buf[ib++];
+        const int op_kind = vo->kind, op_peer = vo->peer, op_tag = vo->tag;
+        const int64_t op_size = vo->size;
+        switch (op_kind) {
         case LTS_SIM_END:
             R->state = R_DONE;
             s->fin[r] = max64(t, R->cpu);
             return 0;
         case LTS_SIM_SEND: {
             if (t > s->now && !s->ahead) return push(s, EV_READY, r, 0, t);   /* the CPU in time order */
-            if (op.peer < 0 || op.peer >= s->P)
+            if (op_peer < 0 || op_peer >= s->P)
                 return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: send to rank %d (valid: 0..%d)", pg->name, r,
-                            R->pc, op.peer, s->P - 1);
+                            R->pc, op_peer, s->P - 1);
             int64_t st, done;
             if (s->cr) s->cp_bits = (uint64_t)(s->cq[r].nsend & CP_SEQ_MASK) << CP_SIZE_BITS;
-            if (do_send(s, r, t, op.peer, op.tag, op.size, (uint32_t)r, &st, &done) < 0) return s->failed;
+            if (do_send(s, r, t, op_peer, op_tag, op_size, (uint32_t)r, &st, &done) < 0) return s->failed;
             if (s->cr) {
                 uint32_t c = cp_rec(s, r, R->pc, st, done, cp_cpu_cause(s, r, t, st));
                 if (c == CP_NONE) return s->failed;
@@ -967,7 +977,7 @@ static int run_rank(sim_t *s, int r, int64_t t) {
         case LTS_SIM_CALC:
             if (t > s->now && !s->ahead) return push(s, EV_READY, r, 0, t);
             int64_t st = max64(t, R->cpu), t0 = t;
-            t = busy(s, r, st, op.size);
+            t = busy(s, r, st, op_size);
             R->cpu = t;
             if (s->cr) {
                 uint32_t c = cp_rec(s, r, R->pc, st, t, cp_cpu_cause(s, r, t0, st));
@@ -988,7 +998,7 @@ static int run_rank(sim_t *s, int r, int64_t t) {
                 h = cp_rec(s, r, R->pc, ps, -1, pv != CP_NONE && ps > 0 ? pv | LTS_GOAL_IREQ : CP_NONE);
                 if (h == CP_NONE) return s->failed;
             }
-            int32_t m = lmatch(s, R, L_UNEXP, op.peer, op.tag, 0);
+            int32_t m = lmatch(s, R, L_UNEXP, op_peer, op_tag, 0);
             if (m >= 0) {
                 if (s->q[m].kind == M_RTS) {
                     if (do_rts(s, r, m, (uint32_t)r, t)) return s->failed;
@@ -996,7 +1006,7 @@ static int run_rank(sim_t *s, int r, int64_t t) {
                     s->q[m].h2 = h;
                     lappend(s, R, L_READY, m);
                 }
-            } else if (posted_add(s, R, op.peer, op.tag, h)) {
+            } else if (posted_add(s, R, op_peer, op_tag, h)) {
                 return s->failed;
             }
             R->outstanding++;
@@ -1013,7 +1023,7 @@ static int run_rank(sim_t *s, int r, int64_t t) {
             if (s->cr)
                 return fail(s, LTS_ENOTSUP, "critical path: %s releases the ranks by a shared-memory flag, which the "
                             "critical path does not follow", pg->name);
-            if (op.kind == LTS_SIM_FLAG_WAIT) {
+            if (op_kind == LTS_SIM_FLAG_WAIT) {
                 if (!s->flag_on) { R->state = R_FLAG; return 0; }
                 t = max64(t, s->flag_t);
                 R->pc++;
@@ -1030,7 +1040,7 @@ static int run_rank(sim_t *s, int r, int64_t t) {
             R->pc++;
             break;
         default:
-            return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: unknown operation %d", pg->name, r, R->pc, op.kind);
+            return fail(s, LTS_EINVAL, "%s: rank %d, operation %u: unknown operation %d", pg->name, r, R->pc, op_kind);
         }
     }
 }
@@ -1137,66 +1147,25 @@ static int push_win(sim_t *s, const ev_t *e) {
     return 0;
 }
 
-/* Sort window b by (rank, time, type, payload), stable: an LSD radix sort on the rank (digits of
- * up to 11 bits over the bits P - 1 needs), then each run of one rank's events (a few) by
- * insertion on (time, payload). */
-static int win_sort(sim_t *s, evvec_t *b) {
-    size_t n = b->n;
-    if (n > s->alt.cap) {
-        size_t nc = s->alt.cap ? s->alt.cap : 1024;
-        while (nc < n) nc *= 2;
-        free(s->alt.e);
-        s->alt.e = malloc(nc * sizeof *s->alt.e);
-        s->alt.cap = s->alt.e ? nc : 0;
-        if (!s->alt.e) return fail(s, LTS_ENOMEM, "out of memory (a window of %zu events)", n);
-        if (nc * sizeof *s->alt.e >= (8u << 20)) hugify(s->alt.e, nc * sizeof *s->alt.e);
-    }
-    int bits = 1;
-    while (bits < 31 && ((uint32_t)(s->P - 1) >> bits)) bits++;
-    int passes = (bits + 10) / 11, dbits = (bits + passes - 1) / passes;
-    uint32_t dmask = (1u << dbits) - 1;
-    static size_t cnt[3][1u << 11];
-    memset(cnt, 0, sizeof cnt);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t rk = (uint32_t)EV_RANK(b->e[i].p);
-        for (int d = 0; d < passes; d++) cnt[d][(rk >> (d * dbits)) & dmask]++;
-    }
-    ev_t *src = b->e, *dst = s->alt.e;
-    for (int d = 0; d < passes; d++) {
-        size_t *c = cnt[d], sum = 0;
-        if (c[(uint32_t)EV_RANK(src[0].p) >> (d * dbits) & dmask] == n) continue;   /* one digit value */
-        for (uint32_t i = 0; i <= dmask; i++) {
-            size_t x = c[i];
-            c[i] = sum;
-            sum += x;
-        }
-        for (size_t i = 0; i < n; i++) {
-            size_t j = c[((uint32_t)EV_RANK(src[i].p) >> (d * dbits)) & dmask]++;
-            dst[j] = src[i];
-        }
-        ev_t *x = src;
-        src = dst;
-        dst = x;
-    }
-    for (size_t i = 1; i < n; i++)   /* one rank's events: (time, payload), stable */
-        if (EV_RANK(src[i].p) == EV_RANK(src[i - 1].p) && ev_less(&src[i], &src[i - 1])) {
-            ev_t e = src[i];
-            size_t j = i;
-            for (; j > 0 && EV_RANK(src[j - 1].p) == EV_RANK(e.p) && ev_less(&e, &src[j - 1]); j--) src[j] = src[j - 1];
-            src[j] = e;
-        }
-    if (src != b->e) {   /* the sorted events become the window, the other buffer the spare */
-        s->alt.e = b->e;
-        size_t c = s->alt.cap;
-        s->alt.cap = b->cap;
-        b->e = src;
-        b->cap = c;
-    }
+/* Grow v to hold n events (its contents are not kept). */
+static int win_buf(sim_t *s, evvec_t *v, size_t n) {
+    if (n <= v->cap) return 0;
+    size_t nc = v->cap ? v->cap : 1024;
+    while (nc < n) nc *= 2;
+    free(v->e);
+    v->e = malloc(nc * sizeof *v->e);
+    v->cap = v->e ? nc : 0;
+    if (!v->e) return fail(s, LTS_ENOMEM, "out of memory (a window of %zu events)", n);
+    if (nc * sizeof *v->e >= (8u << 20)) hugify(v->e, nc * sizeof *v->e);
     return 0;
 }
 
 /* The next window with events into curv, in processing order: 1, 0 when none is left, or a
- * negative code. */
+ * negative code. Its events are sorted by (rank, time, type, payload), stable: an LSD radix sort
+ * on the rank (digits of up to 11 bits over the bits P - 1 needs: s->wdig, s->wpass), the first
+ * pass straight out of the bucket's chunks (one read to count, one to scatter), then each run of
+ * one rank's events (a few) by insertion on (time, payload). A window whose events share one
+ * instant is copied out in arrival order instead. */
 static int win_enter(sim_t *s) {
     evvec_t *b = &s->curv;
     b->n = 0;
@@ -1212,31 +1181,66 @@ static int win_enter(sim_t *s) {
         if (s->ring[s->cur & (NB - 1)].n) break;
     }
     bslot_t *sl = &s->ring[s->cur & (NB - 1)];
-    s->ring_n -= sl->n;
-    if (sl->n > b->cap) {
-        size_t nc = b->cap ? b->cap : 1024;
-        while (nc < sl->n) nc *= 2;
-        free(b->e);
-        b->e = malloc(nc * sizeof *b->e);
-        if (!b->e) { b->cap = 0; return fail(s, LTS_ENOMEM, "out of memory (a window of %u events)", sl->n); }
-        b->cap = nc;
-        if (nc * sizeof *b->e >= (8u << 20)) hugify(b->e, nc * sizeof *b->e);
-    }
+    const size_t n = sl->n;
+    s->ring_n -= n;
+    if (win_buf(s, b, n) || win_buf(s, &s->alt, n)) return s->failed;
+    const int np = s->wpass, db = s->wdig;
+    const uint32_t dm = (1u << db) - 1;
+    static size_t cnt[3][1u << 11];
+    memset(cnt, 0, sizeof cnt[0] * (size_t)np);
     int one_time = 1;
     const int64_t t0 = s->cev[(size_t)sl->head * CH].t;
-    for (uint32_t c = sl->head, left = sl->n; left;) {   /* out of the chunks, which go back to the pool */
+    for (uint32_t c = sl->head, left = (uint32_t)n; left;) {   /* count */
+        uint32_t take = left < CH ? left : CH;
+        const ev_t *ce = s->cev + (size_t)c * CH;
+        for (uint32_t i = 0; i < take; i++) {
+            uint32_t rk = (uint32_t)EV_RANK(ce[i].p);
+            one_time &= ce[i].t == t0;
+            for (int d = 0; d < np; d++) cnt[d][(rk >> (d * db)) & dm]++;
+        }
+        left -= take;
+        c = s->cnext[c];
+    }
+    if (!one_time)
+        for (int d = 0; d < np; d++)
+            for (uint32_t i = 0, sum = 0; i <= dm; i++) {
+                size_t x = cnt[d][i];
+                cnt[d][i] = sum;
+                sum += (uint32_t)x;
+            }
+    ev_t *dst = one_time || np % 2 ? b->e : s->alt.e, *oth = dst == b->e ? s->alt.e : b->e;
+    for (uint32_t c = sl->head, left = (uint32_t)n, k = 0; left;) {   /* out of the chunks, which go back to the pool */
         uint32_t take = left < CH ? left : CH, nx = s->cnext[c];
         const ev_t *ce = s->cev + (size_t)c * CH;
-        for (uint32_t i = 0; i < take; i++) one_time &= ce[i].t == t0;
-        memcpy(b->e + b->n, ce, take * sizeof *b->e);
-        b->n += take;
+        if (one_time) {
+            memcpy(dst + k, ce, take * sizeof *ce);
+            k += take;
+        } else {
+            for (uint32_t i = 0; i < take; i++) dst[cnt[0][(uint32_t)EV_RANK(ce[i].p) & dm]++] = ce[i];
+        }
         left -= take;
         s->cnext[c] = s->cfree;
         s->cfree = c;
         c = nx;
     }
     sl->n = 0;
-    if (!one_time && win_sort(s, b)) return s->failed;
+    b->n = n;
+    if (one_time) return 1;
+    for (int d = 1; d < np; d++) {   /* the other digits, ending in b->e */
+        size_t *cd = cnt[d];
+        for (size_t i = 0; i < n; i++) oth[cd[((uint32_t)EV_RANK(dst[i].p) >> (d * db)) & dm]++] = dst[i];
+        ev_t *x = dst;
+        dst = oth;
+        oth = x;
+    }
+    ev_t *e = b->e;
+    for (size_t i = 1; i < n; i++)   /* one rank's events: (time, payload), stable */
+        if (EV_RANK(e[i].p) == EV_RANK(e[i - 1].p) && ev_less(&e[i], &e[i - 1])) {
+            ev_t x = e[i];
+            size_t j = i;
+            for (; j > 0 && EV_RANK(e[j - 1].p) == EV_RANK(x.p) && ev_less(&x, &e[j - 1]); j--) e[j] = e[j - 1];
+            e[j] = x;
+        }
     return 1;
 }
 
@@ -1386,6 +1390,10 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
     if (s.ahead && !p->shm_flag && o->par.L >= ((int64_t)1 << WBITS)) {
         s.win = 1;
         while (s.wbits < 62 && ((int64_t)1 << (s.wbits + 1)) <= o->par.L) s.wbits++;
+        int bits = 1;   /* the rank's digits (win_enter) */
+        while (bits < 31 && ((uint32_t)(s.P - 1) >> bits)) bits++;
+        s.wpass = (bits + 10) / 11;
+        s.wdig = (bits + s.wpass - 1) / s.wpass;
     }
     /* every rank starts at 0, in rank order (what popping P ready events at 0 would do) */
     for (int r = 0; r < s.P && !rc; r++) rc = run_rank(&s, r, 0);

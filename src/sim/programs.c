@@ -27,6 +27,18 @@ static void op_dissemination(const lts_sim_prog_t *p, int me, uint32_t pc, lts_s
     set(o, step ? LTS_SIM_SEND : LTS_SIM_IRECV, step ? to : from, (int)j, 0);
 }
 
+/* the same, a round at a time (lts_sim_prog_t.ops): from pc to the round's wait */
+static int ops_dissemination(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o, int max) {
+    uint32_t j = pc / 3, step = pc % 3;
+    if (j >= 31 || (1L << j) >= p->P) { set(o, LTS_SIM_END, 0, 0, 0); return 1; }
+    int to, from, n = 0;
+    lts_peers_dissemination(me, p->P, 1 << j, &to, &from);
+    for (; step < 3 && n < max; step++, n++)
+        if (step == 2) set(&o[n], LTS_SIM_WAIT, 0, 0, 0);
+        else set(&o[n], step ? LTS_SIM_SEND : LTS_SIM_IRECV, step ? to : from, (int)j, 0);
+    return n;
+}
+
 /* linear (central counter): rank 0 posts P-1 receives, waits, then releases 1..P-1 in order;
  * the others send to 0 and wait for the release. Tags: 0 up, 1 down. */
 static void op_linear(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op_t *o) {
@@ -205,7 +217,8 @@ static void op_tree_shm(const lts_sim_prog_t *p, int me, uint32_t pc, lts_sim_op
 }
 
 const lts_sim_algo_t lts_sim_algos[] = {
-    {"dissemination", "barrier: ceil(log2 P) rounds, r signals r + 2^j (src/algos/barrier.c)", op_dissemination},
+    {"dissemination", "barrier: ceil(log2 P) rounds, r signals r + 2^j (src/algos/barrier.c)", op_dissemination, 0,
+     ops_dissemination},
     {"linear", "barrier: central counter at rank 0, release by P - 1 sends", op_linear},
     {"pairwise", "barrier: pairwise exchange with r XOR 2^j, surplus ranks folded in and out", op_pairwise},
     {"binomial", "barrier: binomial fan-in to rank 0, then fan-out", op_binomial},
@@ -238,6 +251,7 @@ int lts_sim_prog_init(lts_sim_prog_t *p, const char *name, int P, int k, int64_t
             p->size = size;
             p->op = lts_sim_algos[i].op;
             p->shm_flag = lts_sim_algos[i].shm_flag;
+            p->ops = lts_sim_algos[i].ops;
             return 0;
         }
     size_t n = (size_t)snprintf(err, errlen, "algorithm '%s': unknown; valid:", name);

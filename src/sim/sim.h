@@ -42,13 +42,18 @@ typedef struct lts_sim_prog {
     int shm_flag;   /* the program stores or waits on the shared-memory flag (lts_sim_algo_t.shm_flag) */
     int64_t size;   /* message bytes where the algorithm has a payload (bcast) */
     void (*op)(const struct lts_sim_prog *p, int rank, uint32_t pc, lts_sim_op_t *out);
+    /* optional: the operations from pc on, up to max (at least 1; the last may be LTS_SIM_END),
+     * their number; the same as op() at pc, pc + 1, ... (one call per round instead of one per
+     * operation: the call was a sixth of the engine's instructions per event) */
+    int (*ops)(const struct lts_sim_prog *p, int rank, uint32_t pc, lts_sim_op_t *out, int max);
 } lts_sim_prog_t;
 
 /* The registry of generated schedules (src/sim/programs.c): one row per algorithm. */
 typedef struct lts_sim_algo {
     const char *name, *what;
     void (*op)(const lts_sim_prog_t *p, int rank, uint32_t pc, lts_sim_op_t *out);
-    int shm_flag;   /* 1: uses LTS_SIM_FLAG_SET/WAIT, a store seen by every rank at once: the engine
+    int shm_flag;
+    int (*ops)(const lts_sim_prog_t *p, int rank, uint32_t pc, lts_sim_op_t *out, int max);   /* or NULL */   /* 1: uses LTS_SIM_FLAG_SET/WAIT, a store seen by every rank at once: the engine
                        cannot process a window of L by rank (src/sim/engine.c, run_window) */
 } lts_sim_algo_t;
 extern const lts_sim_algo_t lts_sim_algos[];
