@@ -11,6 +11,8 @@
  *     #replay start reps_used median_s discarded stop_reason
  * so where an adaptive run would stop, and in which state, is known for every start point of a
  * trace whose states are seen whole. Output: TRACE_PREFIX<size>.txt per size.
+ * With SPLICE > 0 (and two sizes or more), TRACE_PREFIXsplice.txt: the rule replayed likewise on a
+ * state change made of real samples, SPLICE of the first size's trace and then the second's.
  * Then, with PROBE_SEGMENTS > 0, TRACE_PREFIXprobe.txt: per segment, the medians of three things
  * measured one after the other, to tell which of them moves with the ping-pong's state:
  *     seg  t_s  mpi_8B_s  c2c_s  spin_s  mpi_jitter_s
@@ -118,15 +120,37 @@ static void probe(int me, int segs, const char *prefix) {
     MPI_Comm_free(&node);
 }
 
+/* The adaptive rule (the library's lts_rep_ctl, as lts_measure uses it) replayed on x[0..n) from
+ * every `every`-th sample below `starts`: one "#replay" line each. */
+static void replay(FILE *f, const double *x, long n, const lts_rep_policy_t *pol, int every, long starts) {
+    for (long st = 0; st < starts && st + pol->min_reps <= n; st += every) {
+        lts_rep_ctl_t c;
+        if (lts_rep_ctl_init(&c, pol)) MPI_Abort(MPI_COMM_WORLD, 1);
+        lts_stop_reason_t why = LTS_STOP_CONTINUE;
+        long i = st;
+        while (why == LTS_STOP_CONTINUE && i < n) {
+            lts_rep_add(&c, x[i++]);
+            why = lts_rep_decide(&c, 0.0);
+        }
+        lts_summary_t sum;
+        lts_summarize(c.samples, c.n, pol->confidence, pol->rule, &sum);
+        fprintf(f, "#replay %ld %ld %.6e %zu %s\n", st, i - st, sum.median, c.discarded,
+                why == LTS_STOP_CONTINUE ? "end_of_trace" : lts_stop_reason_name(why));
+        lts_rep_ctl_free(&c);
+    }
+}
+
 int main(int argc, char **argv) {
     int me, P;
     lts_sa_init(&argc, &argv, &me, &P);
     size_t *sizes = NULL, nsizes = 0;
     char msg[256];
-    int n = lts_sa_arg(argc, argv, 3, 100000), every = lts_sa_arg(argc, argv, 4, 50), segs = lts_sa_arg(argc, argv, 5, 0);
-    if (P != 2 || argc < 3 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || n < 1000 || every < 1 || segs < 0) {
+    int n = lts_sa_arg(argc, argv, 3, 100000), every = lts_sa_arg(argc, argv, 4, 50), segs = lts_sa_arg(argc, argv, 5, 0),
+        splice = lts_sa_arg(argc, argv, 6, 0);
+    if (P != 2 || argc < 3 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || n < 1000 || every < 1 || segs < 0 || splice < 0 ||
+        splice >= n || (splice && nsizes < 2)) {
         if (me == 0)
-            fprintf(stderr, "usage: mpiexec -n 2 steady-state-trace SIZES TRACE_PREFIX [N=100000 >= 1000] [START=50] [PROBE_SEGMENTS=0]\n");
+            fprintf(stderr, "usage: mpiexec -n 2 steady-state-trace SIZES TRACE_PREFIX [N=100000 >= 1000] [START=50] [PROBE_SEGMENTS=0] [SPLICE=0 < N, 2+ sizes]\n");
         MPI_Finalize();
         return 2;
     }
@@ -151,6 +175,7 @@ int main(int argc, char **argv) {
     g_t = malloc(sizeof *g_t * (size_t)g_cap);
     g_cpu = malloc(sizeof *g_cpu * (size_t)g_cap);
     int *cpu1 = malloc(sizeof *cpu1 * (size_t)g_cap);
+    double *kept[2] = {NULL, NULL};
     if (!sbuf || !rbuf || !g_t || !g_cpu || !cpu1) MPI_Abort(MPI_COMM_WORLD, 1);
     for (size_t s = 0; s < nsizes; s++) {
         lts_op_ctx_t ctx;
@@ -180,26 +205,33 @@ int main(int argc, char **argv) {
             fprintf(f, "# size %zu n %d warmup %d\n", sizes[s], n, adaptive.warmup);
             for (long i = 0; i < n && i < (long)m.n; i++)
                 fprintf(f, "%ld %.9f %.6e %d %d\n", i, g_t[first + i], m.samples[i], g_cpu[first + i], cpu1[i]);
-            /* replay the adaptive rule (the library's own) from every `every`-th repetition */
-            for (long st = 0; st + adaptive.min_reps <= (long)m.n; st += every) {
-                lts_rep_ctl_t c;
-                if (lts_rep_ctl_init(&c, &adaptive)) MPI_Abort(MPI_COMM_WORLD, 1);
-                lts_stop_reason_t why = LTS_STOP_CONTINUE;
-                long i = st;
-                while (why == LTS_STOP_CONTINUE && i < (long)m.n) {
-                    lts_rep_add(&c, m.samples[i++]);
-                    why = lts_rep_decide(&c, 0.0);
-                }
-                lts_summary_t sum;
-                lts_summarize(c.samples, c.n, adaptive.confidence, adaptive.rule, &sum);
-                fprintf(f, "#replay %ld %ld %.6e %zu %s\n", st, i - st, sum.median, c.discarded,
-                        why == LTS_STOP_CONTINUE ? "end_of_trace" : lts_stop_reason_name(why));
-                lts_rep_ctl_free(&c);
+            replay(f, m.samples, (long)m.n, &adaptive, every, (long)m.n);
+            if (s < 2 && splice) {   /* kept for the splice below */
+                kept[s] = malloc(sizeof *kept[s] * m.n);
+                if (!kept[s]) MPI_Abort(MPI_COMM_WORLD, 1);
+                memcpy(kept[s], m.samples, sizeof *kept[s] * m.n);
             }
             fclose(f);
         }
         lts_measurement_free(&m);
     }
+    if (me == 0 && splice) {
+        /* a state change made of real samples: SPLICE repetitions of the first size, then the
+         * second size's trace from its start; the rule replayed from every start in the first part */
+        double *x = malloc(sizeof *x * ((size_t)n + (size_t)splice));
+        char path[4096];
+        snprintf(path, sizeof path, "%ssplice.txt", argv[2]);
+        FILE *f = fopen(path, "w");
+        if (!x || !f) { fprintf(stderr, "steady-state-trace: cannot write %s\n", path); MPI_Abort(MPI_COMM_WORLD, 1); }
+        memcpy(x, kept[0], sizeof *x * (size_t)splice);
+        memcpy(x + splice, kept[1], sizeof *x * (size_t)n);
+        fprintf(f, "# splice %d of size %zu, then size %zu\n", splice, sizes[0], sizes[1]);
+        replay(f, x, (long)n + splice, &adaptive, every, splice);
+        fclose(f);
+        free(x);
+    }
+    free(kept[0]);
+    free(kept[1]);
     if (segs) probe(me, segs, argv[2]);
     free(g_t);
     free(g_cpu);
