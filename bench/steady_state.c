@@ -12,7 +12,7 @@
  * run, the medians of the OSU loop and of the long run around it (osu_medians_s,
  * latscope_long_medians_s). */
 #include "standalone.h"
-#include <latscope/latscope.h>
+#include "steady_state.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -49,15 +49,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     lts_timer_t timer;
-    if (lts_timer_open("monotonic", &timer)) MPI_Abort(MPI_COMM_WORLD, 1);
-    const lts_op_desc_t *op =
-        (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)lts_reg_find(&lts_p2p_registry, "pingpong"));
     lts_measure_cfg_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.timer = &timer;
-    lts_rep_policy_default(&cfg.policy);
-    cfg.sync = (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)lts_reg_find(&lts_sync_registry, "auto"));
-    cfg.timing = LTS_TIMING_ROOT;
+    const lts_op_desc_t *op = lts_ss_default_pingpong(&timer, &cfg);
 
     size_t maxb = 1;
     for (size_t s = 0; s < nsizes; s++) if (sizes[s] > maxb) maxb = sizes[s];
@@ -80,13 +73,7 @@ int main(int argc, char **argv) {
             const int osu_out = k % 2 == 0, half = iters / 2;
             double *tk = t + (size_t)k * (size_t)iters, *lk = lt + (size_t)k * (size_t)iters;
             lts_op_ctx_t ctx;
-            memset(&ctx, 0, sizeof ctx);
-            ctx.comm = MPI_COMM_WORLD;
-            ctx.rank = me;
-            ctx.size = 2;
-            ctx.bytes = ctx.reply_bytes = sizes[s];
-            ctx.sbuf = sbuf;
-            ctx.rbuf = rbuf;
+            lts_ss_ctx(&ctx, me, sizes[s], sbuf, rbuf);
             if (osu_out) osu_loop(me, sbuf, rbuf, bytes, skip, half, tk);
             long_run(op, &ctx, &cfg, half, me, lk);
             if (!osu_out) osu_loop(me, sbuf, rbuf, bytes, skip, half, tk);

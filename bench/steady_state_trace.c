@@ -24,7 +24,7 @@
  * virtual CPUs; spin_s: a fixed loop of 2000 dependent integer steps on rank 0 (200): the core's
  * clock frequency. */
 #include "standalone.h"
-#include <latscope/latscope.h>
+#include "steady_state.h"
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,26 +147,21 @@ int main(int argc, char **argv) {
     char msg[256];
     int n = lts_sa_arg(argc, argv, 3, 100000), every = lts_sa_arg(argc, argv, 4, 50), segs = lts_sa_arg(argc, argv, 5, 0),
         splice = lts_sa_arg(argc, argv, 6, 0);
-    if (P != 2 || argc < 3 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || n < 1000 || every < 1 || segs < 0 || splice < 0 ||
-        splice >= n || (splice && nsizes < 2)) {
+    if (P != 2 || argc < 3 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || n < 1000 || every < 1 ||
+        segs < 0 || splice < 0 || splice >= n || (splice && nsizes < 2)) {
         if (me == 0)
-            fprintf(stderr, "usage: mpiexec -n 2 steady-state-trace SIZES TRACE_PREFIX [N=100000 >= 1000] [START=50] [PROBE_SEGMENTS=0] [SPLICE=0 < N, 2+ sizes]\n");
+            fprintf(stderr, "usage: mpiexec -n 2 steady-state-trace SIZES TRACE_PREFIX [N=100000 >= 1000] [START=50] "
+                            "[PROBE_SEGMENTS=0] [SPLICE=0 < N, 2+ sizes]\n");
         MPI_Finalize();
         return 2;
     }
     lts_timer_t timer;
-    if (lts_timer_open("monotonic", &timer)) MPI_Abort(MPI_COMM_WORLD, 1);
-    g_op = (const lts_op_desc_t *)lts_reg_row(&lts_p2p_registry, (size_t)lts_reg_find(&lts_p2p_registry, "pingpong"));
+    lts_measure_cfg_t cfg;
+    g_op = lts_ss_default_pingpong(&timer, &cfg);
     lts_op_desc_t op = *g_op;
     op.prepare = traced_prepare;
-    lts_measure_cfg_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.timer = &timer;
-    lts_rep_policy_default(&cfg.policy);
     lts_rep_policy_t adaptive = cfg.policy;
     cfg.policy.min_reps = cfg.policy.max_reps = n;
-    cfg.sync = (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)lts_reg_find(&lts_sync_registry, "auto"));
-    cfg.timing = LTS_TIMING_ROOT;
 
     size_t maxb = 1;
     for (size_t s = 0; s < nsizes; s++) if (sizes[s] > maxb) maxb = sizes[s];
@@ -179,13 +174,7 @@ int main(int argc, char **argv) {
     if (!sbuf || !rbuf || !g_t || !g_cpu || !cpu1) MPI_Abort(MPI_COMM_WORLD, 1);
     for (size_t s = 0; s < nsizes; s++) {
         lts_op_ctx_t ctx;
-        memset(&ctx, 0, sizeof ctx);
-        ctx.comm = MPI_COMM_WORLD;
-        ctx.rank = me;
-        ctx.size = 2;
-        ctx.bytes = ctx.reply_bytes = sizes[s];
-        ctx.sbuf = sbuf;
-        ctx.rbuf = rbuf;
+        lts_ss_ctx(&ctx, me, sizes[s], sbuf, rbuf);
         g_k = 0;
         MPI_Barrier(MPI_COMM_WORLD);
         g_t0 = lts_sa_now(CLOCK_MONOTONIC);

@@ -34,10 +34,15 @@ def pct(xs: Sequence[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def size_report(path: Path, target: float, window: int) -> None:
+Replay = tuple[int, int, float, int, str]   # start, repetitions used, median, discarded, stop reason
+
+
+def read_trace(path: Path) -> tuple[list[float], set[tuple[int, int]], list[Replay]]:
+    """A trace file of steady-state-trace: its samples, the (rank 0, rank 1) cores seen, and the
+    stop rule's replays."""
     samples: list[float] = []
     cores: set[tuple[int, int]] = set()
-    replays: list[tuple[int, int, float, int, str]] = []
+    replays: list[Replay] = []
     for line in path.read_text().splitlines():
         p = line.split()
         if p[0] == "#replay":
@@ -45,6 +50,11 @@ def size_report(path: Path, target: float, window: int) -> None:
         elif not line.startswith("#"):
             samples.append(float(p[2]))
             cores.add((int(p[3]), int(p[4])))
+    return samples, cores, replays
+
+
+def size_report(path: Path, target: float, window: int) -> None:
+    samples, cores, replays = read_trace(path)
     n, med = len(samples), statistics.median(samples)
     blocks = [statistics.median(samples[i:i + 1000]) / med - 1 for i in range(0, n - 999, 1000)]
     print(f"{path.stem.rsplit('_', 1)[-1]:>6} B: {n} repetitions, median {med * 1e6:.3f} us, cores (rank 0, rank 1) "

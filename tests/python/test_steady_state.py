@@ -13,20 +13,10 @@ from pathlib import Path
 from conftest import mpirun
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from steady_state_trace import read_trace  # noqa: E402
 SPLICE = 150   # fewer than the default min_reps (200): the first check sees both states
 MIN_REPS, WARMUP = 200, 100   # lts_rep_policy_default
-
-
-def read_trace(path: Path) -> tuple[list[float], list[tuple[int, int, float, int, str]]]:
-    samples: list[float] = []
-    replays: list[tuple[int, int, float, int, str]] = []
-    for line in path.read_text().splitlines():
-        p = line.split()
-        if p[0] == "#replay":
-            replays.append((int(p[1]), int(p[2]), float(p[3]), int(p[4]), p[5]))
-        elif not line.startswith("#"):
-            samples.append(float(p[2]))
-    return samples, replays
 
 
 def test_rule_follows_a_real_state_change(tmp_path: Path) -> None:
@@ -36,15 +26,16 @@ def test_rule_follows_a_real_state_change(tmp_path: Path) -> None:
     up to 150 are 64 KiB: its median is then of the old state."""
     cp = mpirun(2, ["64K,0", str(tmp_path / "t_"), "3000", "10", "0", str(SPLICE)], prog="steady-state-trace", bind=True)
     assert cp.returncode == 0, cp.stderr
-    slow, _ = read_trace(tmp_path / "t_65536.txt")
-    fast, fast_replays = read_trace(tmp_path / "t_0.txt")
-    assert len(slow) == len(fast) == 3000
+    slow, _, _ = read_trace(tmp_path / "t_65536.txt")
+    fast, cores, fast_replays = read_trace(tmp_path / "t_0.txt")
+    # pinned: each rank stayed on one core of its own for the whole trace
+    assert len(slow) == len(fast) == 3000 and len(cores) == 1 and len(next(iter(cores))) == len(set(next(iter(cores))))
     # the plain traces' replays: every one stops within the trace, by convergence or at its end
     assert fast_replays and all(u >= MIN_REPS and w in ("converged", "end_of_trace") for _, u, _, _, w in fast_replays)
     x = slow[:SPLICE] + fast
     m_slow, m_fast = statistics.median(slow[:SPLICE]), statistics.median(fast)
     assert m_slow > 3 * m_fast, (m_slow, m_fast)   # two states far apart, or the test proves nothing
-    _, replays = read_trace(tmp_path / "t_splice.txt")
+    _, _, replays = read_trace(tmp_path / "t_splice.txt")
     assert [r[0] for r in replays] == list(range(0, SPLICE, 10))
     for start, used, med, discarded, why in replays:
         kept = used - discarded
