@@ -25,7 +25,7 @@ static const char HELP[] =
     "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
     "  --ops LIST       measurements (default all; grammar a,b,-c): o_s, o_r, rtt, g, g_nb, g_r,\n"
     "                   rtt_train per size; post, poll, flag, mcast, rtt_loop, rtt_poll, rwait,\n"
-    "                   irecv_wait at the smallest size\n"
+    "                   irecv_wait, rtt_poll_any at the smallest size\n"
     "                   (flag: a pair on one node, skipped otherwise)\n"
     "  --train N        g, g_r: messages per train (2..1024, default 32)\n"
     "  --delay D        o_r, poll, g_r: wait between the partner's send(s) and the timed receive(s) (e.g.\n"
@@ -42,7 +42,7 @@ static const char HELP[] =
 static int size_independent(const char *op) {
     return !strcmp(op, "post") || !strcmp(op, "poll") || !strcmp(op, "flag") || !strcmp(op, "mcast") ||
            !strcmp(op, "rtt_loop") || !strcmp(op, "rtt_poll") || !strcmp(op, "rwait") ||
-           !strcmp(op, "irecv_wait");
+           !strcmp(op, "irecv_wait") || !strcmp(op, "rtt_poll_any");
 }
 
 static const cmd_spec_t logp_cmd = {.name = "logp", .own = own, .help = HELP, .help_alone = 1,

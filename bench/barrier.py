@@ -30,7 +30,8 @@ it, as the mean |error| over the modelled rows of a run; each run also prints it
 end the largest |row error| of every run, so that a mean met by rows that cancel is seen.
 --keep DIR keeps each run's files; --from DIR predicts again from them without measuring, and
 --without LIST leaves measured parameters out: a model change is judged on the same
-measurements. Each run also prints its mean error on the same files without irecv_wait."""
+measurements. Each run also prints its mean error on the same files without irecv_wait and
+without rtt_poll_any (the model before each)."""
 from __future__ import annotations
 
 import argparse
@@ -83,7 +84,8 @@ def predict(f: logp.LogPFit, res: list[Results], without: frozenset[str] = froze
     return compare_results(params_of(f), res, L_raw_s=f.L_s if f.L_loop_s is None else f.L_loop_s,
                            post_s=x("post") or 0.0, flag_s=x("flag"), mcast_s=x("mcast"),
                            poll_s=x("poll"), L_poll_s=None if "rtt_poll" in without else f.L_poll_s,
-                           wait_s=None if "rwait" in without else f.wait_s, irecv_wait_s=x("irecv_wait"))
+                           wait_s=None if "rwait" in without else f.wait_s, irecv_wait_s=x("irecv_wait"),
+                           L_poll_any_s=None if "rtt_poll_any" in without else f.L_poll_any_s)
 
 
 def params_of(f: logp.LogPFit) -> object:
@@ -92,7 +94,7 @@ def params_of(f: logp.LogPFit) -> object:
 
 
 WITHOUT: frozenset[str] = frozenset()   # --without: parameters left out of the model
-COMPARE_WITHOUT = frozenset({"irecv_wait"})   # the side-by-side line of each run: the model before irecv_wait
+COMPARE_WITHOUT = ("irecv_wait", "rtt_poll_any")   # each run's side-by-side errors: the model without each
 
 
 def one_run(nps: list[int], reps: int, td: Path, show: bool,
@@ -135,7 +137,8 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
               + ("" if f.L_loop_s is None else f"in the loop: L = {f.L_loop_s * 1e9:.0f} ns, RTT/2 = "
                  f"{(f.o_s_s + f.L_loop_s + f.o_r_s) * 1e9:.0f} ns; ")
               + ", ".join(f"{op} = " + ("-" if aux(f, op) is None else f"{(aux(f, op) or 0) * 1e9:.0f} ns")
-                          for op in ("post", "poll", "flag", "mcast", "rtt_poll", "rwait", "irecv_wait")))
+                          for op in ("post", "poll", "flag", "mcast", "rtt_poll", "rwait", "irecv_wait",
+                                     "rtt_poll_any")))
     res = []
     for np_ in nps:
         out = td / f"b{np_}.jsonl"
@@ -195,11 +198,10 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
         w = worst.iloc[int(worst["rel_err"].abs().to_numpy().argmax())]
         note += f"; worst row np {w['P']} {w['alg']} {100 * w['rel_err']:+.0f}%"
     # side by side on the same files: the model without the newest parameter (judging a change)
-    side = COMPARE_WITHOUT - WITHOUT
-    if side and not fit_.empty:
-        d0 = predict(f, res, WITHOUT | side)
+    for side in (x for x in COMPARE_WITHOUT if x not in WITHOUT and not fit_.empty):
+        d0 = predict(f, res, WITHOUT | {side})
         d0 = d0[d0["P"] <= cores()]
-        note += f"; same files without {','.join(sorted(side))}: {100 * mean_abs_rel_err(d0):.1f}%"
+        note += f"; same files without {side}: {100 * mean_abs_rel_err(d0):.1f}%"
     if show:
         sets = [(fit_, f"np {','.join(str(n) for n in nps if n <= cores())} (not oversubscribed)")]
         if (df["P"] > cores()).any():
@@ -227,14 +229,14 @@ def main() -> int:
                     help="measure nothing: predict again from the files a --keep DIR run left (DIR/run<k>; "
                     "--runs defaults to their number), e.g. to judge a model change on the same measurements")
     ap.add_argument("--without", default="", metavar="LIST",
-                    help="leave these measured parameters out of the model (comma-separated: irecv_wait, rwait, "
-                    "rtt_poll, poll, post, flag, mcast): the model as it was before them")
+                    help="leave these measured parameters out of the model (comma-separated: irecv_wait, "
+                    "rtt_poll_any, rwait, rtt_poll, poll, post, flag, mcast): the model as it was before them")
     ap.add_argument("--pin", action="store_true",
                     help="each rank bound to a core of its own (np <= cores; latscope.run.launch)")
     a = ap.parse_args()
     global PIN, WITHOUT
     PIN = a.pin
-    known = {"irecv_wait", "rwait", "rtt_poll", "poll", "post", "flag", "mcast"}
+    known = {"irecv_wait", "rtt_poll_any", "rwait", "rtt_poll", "poll", "post", "flag", "mcast"}
     WITHOUT = frozenset(x for x in a.without.split(",") if x)
     if WITHOUT - known:
         ap.error(f"--without {a.without}: unknown {', '.join(sorted(WITHOUT - known))}; valid: {', '.join(sorted(known))}")

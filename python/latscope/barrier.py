@@ -60,12 +60,13 @@ def dummy_work_s(meta: dict[str, Any], default: float = 30e-6) -> float:
 def compare(params: Any, paths: list[str], *, L_raw_s: float | None = None, post_s: float = 0.0,
             flag_s: float | None = None, bcast: str | None = None, mcast_s: float | None = None,
             poll_s: float | None = None, L_poll_s: float | None = None,
-            wait_s: float | None = None, irecv_wait_s: float | None = None) -> pd.DataFrame:
+            wait_s: float | None = None, irecv_wait_s: float | None = None,
+            L_poll_any_s: float | None = None) -> pd.DataFrame:
     """One row per (file, algorithm): P, both predictions, measured, relative errors (None without
     a model)."""
     return compare_results(params, [load(p) for p in paths], L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
                            bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s,
-                           irecv_wait_s=irecv_wait_s)
+                           irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s)
 
 
 def _rel(pred: float | None, meas: float) -> float | None:
@@ -76,7 +77,7 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
                     flag_s: float | None = None, bcast: str | None = None,
                     mcast_s: float | None = None, poll_s: float | None = None,
                     L_poll_s: float | None = None, wait_s: float | None = None,
-                    irecv_wait_s: float | None = None) -> pd.DataFrame:
+                    irecv_wait_s: float | None = None, L_poll_any_s: float | None = None) -> pd.DataFrame:
     """compare() on loaded results (barrier records of any of them; others are ignored).
 
     Columns: ``closed_form_s`` (the seed's single-entry critical path, row_time_s),
@@ -109,7 +110,8 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
                 closed = row_time_s(params, P, str(r["alg"]))
                 loop = row_loop_time_s(params, P, str(r["alg"]), dummy_s=dummy, L_raw_s=L_raw_s, post_s=post_s,
                                        flag_s=flag_s, bcast=model, mcast_s=mcast_s, poll_s=poll_s,
-                                       L_poll_s=L_poll_s, wait_s=wait_s, irecv_wait_s=irecv_wait_s)
+                                       L_poll_s=L_poll_s, wait_s=wait_s, irecv_wait_s=irecv_wait_s,
+                                       L_poll_any_s=L_poll_any_s)
             except ModelError:
                 closed = loop = None   # a user-registered algorithm: no model
             rows.append({"alg": r["alg"], "P": P, "predicted_s": loop, "closed_form_s": closed, "measured_s": meas,

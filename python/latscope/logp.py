@@ -76,11 +76,14 @@ STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 #         message there before the call: the receive of an exchange round (MPI_Sendrecv's Irecv,
 #         Isend, Waitall), which o_r (a blocking MPI_Recv of a queued message) over-charges
 #         (docs/barriers.md "The exchange receive")
+#   rtt_poll_any  rtt_poll with the first rank polling MPI_ANY_SOURCE over two communicators, as
+#         linear-2net's gather does: L_poll_any = rtt_poll_any - rtt_poll/2 - o_s - poll is the
+#         latency such a receiver sees (a wildcard probe per communicator per look)
 # Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s / rtt_loop_s /
-# rtt_poll_s / rwait_s / irecv_wait_s, L_loop_s, L_poll_s and wait_s (with their CIs under
-# source.post / poll / flag / mcast / rtt_loop / rtt_poll / rwait / irecv_wait), where `latscope
-# barrier compare` and `predict barrier` read them.
-AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop", "rtt_poll", "rwait", "irecv_wait")
+# rtt_poll_s / rwait_s / irecv_wait_s / rtt_poll_any_s, L_loop_s, L_poll_s, L_poll_any_s and
+# wait_s (with their CIs under source.post / poll / flag / mcast / rtt_loop / rtt_poll / rwait /
+# irecv_wait / rtt_poll_any), where `latscope barrier compare` and `predict barrier` read them.
+AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop", "rtt_poll", "rwait", "irecv_wait", "rtt_poll_any")
 
 
 class LogPFitError(ValueError):
@@ -160,6 +163,16 @@ class LogPFit:
         return None if rtt_poll is None or poll is None else rtt_poll / 2 - self.o_s_s - poll
 
     @property
+    def L_poll_any_s(self) -> float | None:
+        """``rtt_poll_any - rtt_poll/2 - o_s - poll``: the latency seen by a receiver polling
+        MPI_ANY_SOURCE over two communicators (linear-2net's gather); ``None`` unless rtt_poll_any,
+        rtt_poll and poll were measured. May be negative, as L_s."""
+        any_, rtt_poll, poll = self.aux_s("rtt_poll_any"), self.aux_s("rtt_poll"), self.aux_s("poll")
+        if any_ is None or rtt_poll is None or poll is None:
+            return None
+        return any_ - rtt_poll / 2 - self.o_s_s - poll
+
+    @property
     def wait_s(self) -> float | None:
         """``rwait - o_s``: the least time a blocking receive that has to wait takes (``None`` when
         rwait was not measured; floored at 0)."""
@@ -212,6 +225,8 @@ class LogPFit:
             src["L_poll_s"] = self.L_poll_s
         if self.wait_s is not None:
             src["wait_s"] = self.wait_s
+        if self.L_poll_any_s is not None:
+            src["L_poll_any_s"] = self.L_poll_any_s
         if meta:
             src.update({k: meta.get(k) for k in ("mpi_library", "git_sha", "utc_time", "hosts", "ranks")})
         return src

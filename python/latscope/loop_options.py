@@ -34,6 +34,7 @@ class LoopOptions:
     L_poll_s: float | None = None   # source.L_poll_s (logp's rtt_poll); None: L
     wait_s: float | None = None     # source.wait_s (logp's rwait): a blocking wait's floor; None: none   # a BCAST_CHOICES name; "auto" is resolved where the hosts are known
     irecv_wait_s: float | None = None   # source.irecv_wait_s (logp's irecv_wait); None: o_r
+    L_poll_any_s: float | None = None   # source.L_poll_any_s (logp's rtt_poll_any); None: L_poll
 
 
 def add_loop_options(p: argparse.ArgumentParser, where: str, default_bcast: str) -> None:
@@ -77,4 +78,5 @@ def loop_options(args: argparse.Namespace, source: dict[str, Any] | None) -> Loo
                        flag_s=flag if flag is not None else source_seconds(source, "flag_s"),
                        mcast_s=mcast, bcast=bcast, poll_s=source_seconds(source, "poll_s"),
                        L_poll_s=poll_latency_s(source), wait_s=source_seconds(source, "wait_s"),
-                       irecv_wait_s=source_seconds(source, "irecv_wait_s"))
+                       irecv_wait_s=source_seconds(source, "irecv_wait_s"),
+                       L_poll_any_s=poll_latency_s(source, "L_poll_any_s"))

@@ -33,6 +33,12 @@
  *   rtt_poll  rtt_loop with both receives polled (MPI_Iprobe until seen, then MPI_Recv): the round
  *        trip of two ranks that never enter the blocking wait. Its half is the one-way time to a
  *        polling receiver (the linear-2net gather's hop; docs/barriers.md "Blocking waits")
+ *   rtt_poll_any  rtt_poll with the first rank's receive polled as linear-2net's gather polls: MPI_Iprobe
+ *        with MPI_ANY_SOURCE over two communicators in turn (the pair's and a duplicate; the reply
+ *        comes on the duplicate, as an odd rank's arrival does), then MPI_Recv of the matched
+ *        message. rtt_poll_any - rtt_poll/2 is the one-way time to such a receiver: a wildcard
+ *        probe must look in every source's queue, and a second communicator costs one more probe
+ *        per look (~80-100 ns more than rtt_poll/2 here; docs/barriers.md "linear-2net")
  *   rwait time from sending a 0-byte message to the end of the blocking MPI_Recv of its reply,
  *        the partner polling for it and replying at once (30 us of work before, as rtt_loop).
  *        The reply arrives a polled round trip after the call, sooner than MPICH's blocking wait
@@ -86,6 +92,7 @@ typedef struct logp_state {
     double delay_s;                    /* o_r, g_r: wait before the timed receive(s) */
     MPI_Request *reqs;                 /* g: the receiver's pre-posted train; g_r: the sender's */
     MPI_Comm node;                     /* flag: the pair as a shared-memory communicator */
+    MPI_Comm dup;                      /* rtt_poll_any: the second communicator */
     MPI_Win win;                       /* flag: the shared window */
     volatile uint64_t *ping, *pong;    /* flag: rank 0 -> 1 and 1 -> 0 lines */
     uint64_t seq;                      /* flag: round trips done (both ranks count alike) */
@@ -238,6 +245,39 @@ static int rttp_run(lts_op_ctx_t *c) {
     int rc;
     if (c->rank == 0) return (rc = snd(c, c->sbuf, 1)) ? rc : poll_recv(c, 1, TAG);
     return (rc = poll_recv(c, 0, TAG)) ? rc : snd(c, c->sbuf, 0);
+}
+
+/* ---- rtt_poll_any: the first rank polls with MPI_ANY_SOURCE over two communicators ---- */
+static int rtpa_init(lts_op_ctx_t *c) {
+    int rc = logp_init(c);
+    if (rc) return rc;
+    logp_state_t *s = c->state;
+    s->dup = MPI_COMM_NULL;
+    return lts_chk(MPI_Comm_dup(c->comm, &s->dup));
+}
+static void rtpa_fini(lts_op_ctx_t *c) {
+    logp_state_t *s = c->state;
+    if (s && s->dup != MPI_COMM_NULL) MPI_Comm_free(&s->dup);
+    logp_fini(c);
+}
+static int rtpa_run(lts_op_ctx_t *c) {
+    logp_state_t *s = c->state;
+    int rc;
+    if (c->rank == 1) {   /* as rtt_poll's partner, the reply on the duplicate */
+        if ((rc = poll_recv(c, 0, TAG))) return rc;
+        lts_spin(NULL, s->send_cost_s);
+        return lts_chk(MPI_Send(c->sbuf, (int)c->bytes, MPI_BYTE, 0, TAG, s->dup));
+    }
+    if ((rc = snd(c, c->sbuf, 1))) return rc;
+    /* src/algos/barrier.c linear_gather's loop: both communicators in turn, any source */
+    MPI_Comm nets[2] = {c->comm, s->dup};
+    for (int got = 0; !got;)
+        for (int q = 0; q < 2 && !got; q++) {
+            if ((rc = lts_chk(MPI_Iprobe(MPI_ANY_SOURCE, TAG, nets[q], &got, MPI_STATUS_IGNORE)))) return rc;
+            if (got) rc = MPI_Recv(c->rbuf, (int)c->bytes, MPI_BYTE, MPI_ANY_SOURCE, TAG, nets[q], MPI_STATUS_IGNORE);
+        }
+    lts_spin(NULL, s->recv_cost_s);
+    return lts_chk(rc);
 }
 
 /* ---- rwait: a blocking receive whose reply comes a polled round trip after the call ---- */
@@ -547,6 +587,9 @@ static const lts_op_desc_t logp_ops[] = {
     {.name = "rtt_poll", .help = "rtt_loop with both receives polled (MPI_Iprobe until seen, then MPI_Recv; smallest "
      "size only)", .group_size = 2, .scale = 1.0, .metric = "rtt", .init = logp_init, .run = rttp_run,
      .fini = logp_fini, .prepare = loop_work, .self_isolating = 1},
+    {.name = "rtt_poll_any", .help = "rtt_poll with the first rank polling MPI_ANY_SOURCE over two communicators, "
+     "as linear-2net's gather (smallest size only)", .group_size = 2, .scale = 1.0, .metric = "rtt",
+     .init = rtpa_init, .run = rtpa_run, .fini = rtpa_fini, .prepare = loop_work, .self_isolating = 1},
     {.name = "rwait", .help = "send, then a blocking MPI_Recv of the reply the partner sends as soon as its polling "
      "sees the message (minus o_s: a blocking receive's wait floor; smallest size only)", .group_size = 2,
      .scale = 1.0, .metric = "rwait", .init = logp_init, .run = rwait_run, .fini = logp_fini, .prepare = loop_work,

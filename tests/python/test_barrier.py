@@ -266,6 +266,8 @@ def test_blocking_wait_floor_and_polled_latency():
     kw = dict(poll_s=100e-9, bcast="mcast", mcast_s=300e-9)
     assert row_loop_time_s(sp, 2, "linear-2net", L_poll_s=-50e-9, **kw) == pytest.approx(550e-9)
     assert row_loop_time_s(sp, 2, "linear-2net", L_poll_s=-50e-9, wait_s=1000e-9, **kw) == pytest.approx(550e-9)
+    # L_poll_any (logp's rtt_poll_any: MPI_ANY_SOURCE over two communicators) replaces L_poll there
+    assert row_loop_time_s(sp, 2, "linear-2net", L_poll_s=-50e-9, L_poll_any_s=40e-9, **kw) == pytest.approx(640e-9)
     # L_poll leaves the blocking rows alone
     assert row_loop_time_s(sp, 2, "linear-bcast", L_poll_s=-50e-9, **kw) == pytest.approx(900e-9)
     with pytest.raises(Exception, match="wait_s = -1e-07"):

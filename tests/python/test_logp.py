@@ -48,15 +48,16 @@ def measure(tmp_path: Path, name: str, monkeypatch, send: float = 0.0, recv: flo
     res = load(out)
     assert res.meta["bench"] == "logp" and res.meta["window"] == 8
     assert sorted(set(res.points["op"])) == ["flag", "g", "g_nb", "g_r", "irecv_wait", "mcast", "o_r", "o_s", "poll",
-                                             "post", "rtt", "rtt_loop", "rtt_poll", "rtt_train", "rwait"]
+                                             "post", "rtt", "rtt_loop", "rtt_poll", "rtt_poll_any", "rtt_train",
+                                             "rwait"]
     assert set(res.points["size_bytes"]) == {0, 64, 1024, 4096}
     # post, poll, flag, mcast do not depend on the size: measured once, at the smallest
     once = res.points[res.points["op"].isin(logp.AUX_OPS)]
     assert sorted(once["op"]) == ["flag", "irecv_wait", "mcast", "poll", "post", "rtt_loop", "rtt_poll",
-                                  "rwait"] and set(once["size_bytes"]) == {0}
+                                  "rtt_poll_any", "rwait"] and set(once["size_bytes"]) == {0}
     # rtt_loop runs back to back (it isolates itself, --sync auto); the others after the stop-sync
     syncs = dict(zip(res.points["op"], res.points["sync"]))
-    assert syncs["rtt_loop"] == syncs["rtt_poll"] == syncs["rwait"] == syncs["irecv_wait"] == "none"
+    assert syncs["rtt_loop"] == syncs["rtt_poll"] == syncs["rwait"] == syncs["irecv_wait"] == syncs["rtt_poll_any"] == "none"
     assert syncs["rtt"] == "barrier"
     assert len(res.raw) == len(res.points) and all(len(v) == 40 for v in res.raw.values())
     return res
@@ -110,6 +111,9 @@ def test_fit_recovers_added_send_and_receive_costs(tmp_path, monkeypatch):
             assert h.size_bytes == 0 and hook.aux_s("poll") - base.aux_s("poll") == pytest.approx(RECV_COST, abs=TOL)
             # irecv_wait times the receiver's MPI_Wait alone: the receive cost, not the partner's send cost
             assert hook.aux_s("irecv_wait") - base.aux_s("irecv_wait") == pytest.approx(RECV_COST, abs=TOL)
+            # rtt_poll_any: a round trip, both costs on each way (the wildcard receive's too)
+            d = hook.aux_s("rtt_poll_any") - base.aux_s("rtt_poll_any")
+            assert d / 2 == pytest.approx(SEND_COST + RECV_COST, abs=TOL)
         # RTT/2 grows by both costs, so L = RTT/2 - o_s - o_r stays where it was
         assert h.rtt.value_s / 2 - b.rtt.value_s / 2 == pytest.approx(SEND_COST + RECV_COST, abs=TOL)
         assert h.L_s == pytest.approx(b.L_s, abs=TOL), b.size_bytes
@@ -201,6 +205,10 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     assert f.L_poll_s == pytest.approx(f.aux["rtt_poll"].value_s / 2 - f.o_s_s - f.aux["poll"].value_s)
     assert f.wait_s == pytest.approx(max(f.aux["rwait"].value_s - f.o_s_s, 0.0))
     assert src["L_poll_s"] == f.L_poll_s and src["wait_s"] == f.wait_s and src["rwait_s"] == f.aux["rwait"].value_s
+    # linear-2net's wildcard poll over two communicators: its leg of rtt_poll_any
+    assert f.L_poll_any_s == pytest.approx(f.aux["rtt_poll_any"].value_s - f.aux["rtt_poll"].value_s / 2 - f.o_s_s
+                                           - f.aux["poll"].value_s)
+    assert src["L_poll_any_s"] == f.L_poll_any_s
     assert src["irecv_wait_s"] == f.aux_s("irecv_wait") and f.aux_s("irecv_wait") == pytest.approx(
         float(np.median(raw(res, "irecv_wait"))), rel=1e-12)
     assert src["post"]["ci_lo_s"] <= src["post_s"] <= src["post"]["ci_hi_s"]

@@ -47,6 +47,9 @@ LogP rules (Culler et al.; seed 002 §5.1):
   when the two costs agree; None: ``o_r`` (docs/barriers.md "The exchange receive").
 * a polling receive (``pwait``: MPI_Iprobe until seen, linear-2net's gather) sees a message
   ``L_poll_s`` after its send ends (``rtt_poll/2 - o_s - poll``, ``source.L_poll_s``); None: ``L_s``.
+  linear-2net probes with MPI_ANY_SOURCE over two communicators in turn: ``L_poll_any_s``
+  (``rtt_poll_any - rtt_poll/2 - o_s - poll``, ``source.L_poll_any_s``: logp's rtt_poll_any
+  polls so) where measured, else ``L_poll_s``.
 * a flag in shared memory (tree-shm's release) is seen ``flag_s`` after the store:
   ``latscope-bench logp``'s ``flag`` (half a flag ping-pong in an MPI-3 shared window;
   ``source.flag_s``), default ``max(L, 0)`` (one cache-line transfer, no overheads).
@@ -130,6 +133,7 @@ class SimParams:
     L_poll_s: float | None = None   # latency a polling receiver sees ("pwait"); None: L_s
     wait_s: float | None = None     # least time of a blocking receive that has to wait; None: no floor
     irecv_wait_s: float | None = None   # a pre-posted receive whose message is there; None: o_r
+    L_poll_any_s: float | None = None   # "pwait" polling MPI_ANY_SOURCE over two communicators; None: L_poll_s
 
     def __post_init__(self) -> None:
         if self.bcast not in BCAST_MODELS:
@@ -149,9 +153,10 @@ class SimParams:
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v >= 0):
                 raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
-        if self.L_poll_s is not None and not (math.isfinite(self.L_poll_s)
-                                              and self.L_poll_s + (self.o_r_s if self.poll_s is None else self.poll_s) >= 0):
-            raise ModelError(f"L_poll_s = {self.L_poll_s!r}: L_poll + poll (rtt_poll/2 - o_s) must be >= 0")
+        for name in ("L_poll_s", "L_poll_any_s"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and v + (self.o_r_s if self.poll_s is None else self.poll_s) >= 0):
+                raise ModelError(f"{name} = {v!r}: L_poll + poll (rtt_poll/2 - o_s) must be >= 0")
 
     @property
     def flag_latency_s(self) -> float:
@@ -167,7 +172,8 @@ class SimParams:
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
                     bcast: str | None = None, mcast_s: float | None = None,
                     poll_s: float | None = None, L_poll_s: float | None = None,
-                    wait_s: float | None = None, irecv_wait_s: float | None = None) -> "SimParams":
+                    wait_s: float | None = None, irecv_wait_s: float | None = None,
+                    L_poll_any_s: float | None = None) -> "SimParams":
         """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
         parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
         returned as it is (the keyword values then apply only where given)."""
@@ -189,6 +195,8 @@ class SimParams:
                 upd["wait_s"] = wait_s
             if irecv_wait_s is not None:
                 upd["irecv_wait_s"] = irecv_wait_s
+            if L_poll_any_s is not None:
+                upd["L_poll_any_s"] = float(L_poll_any_s)
             if bcast is not None:
                 upd["bcast"] = resolve_bcast(bcast, mcast_s=upd.get("mcast_s", params.mcast_s),
                                              hop_s=params.hop_s, one_host=True)
@@ -205,8 +213,10 @@ class SimParams:
         model = resolve_bcast(bcast, mcast_s=mcast_s, hop_s=pt.o_s_s + L + pt.o_r_s, one_host=True)
         # L_poll + poll below 0 (rtt_poll/2 < o_s: a noisy fit): floored as L above
         Lp = None if L_poll_s is None else max(float(L_poll_s), -(pt.o_r_s if poll_s is None else poll_s))
+        La = None if L_poll_any_s is None else max(float(L_poll_any_s), -(pt.o_r_s if poll_s is None else poll_s))
         return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=model,
-                   mcast_s=mcast_s, poll_s=poll_s, L_poll_s=Lp, wait_s=wait_s, irecv_wait_s=irecv_wait_s)
+                   mcast_s=mcast_s, poll_s=poll_s, L_poll_s=Lp, wait_s=wait_s, irecv_wait_s=irecv_wait_s,
+                   L_poll_any_s=La)
 
 
 def raw_latency_s(source: dict[str, Any] | None) -> float | None:
@@ -224,10 +234,11 @@ def loop_latency_s(source: dict[str, Any] | None) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else raw_latency_s(source)
 
 
-def poll_latency_s(source: dict[str, Any] | None) -> float | None:
+def poll_latency_s(source: dict[str, Any] | None, key: str = "L_poll_s") -> float | None:
     """The latency a polling receiver sees, ``rtt_poll/2 - o_s - poll`` (``source.L_poll_s``, written
-    by `latscope fit logp` when logp's rtt_poll and poll were measured; may be negative), or None."""
-    v = (source or {}).get("L_poll_s")
+    by `latscope fit logp` when logp's rtt_poll and poll were measured; may be negative), or None.
+    ``key="L_poll_any_s"``: the same for linear-2net's wildcard poll over two communicators."""
+    v = (source or {}).get(key)
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
@@ -573,6 +584,8 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     # irecv_wait_s; a blocking MPI_Recv ("recv") of a queued message: o_r
                     xr = o_r if polled or len(op) > 2 or p.irecv_wait_s is None else p.irecv_wait_s
                     lat = p.L_poll_s if polled and p.L_poll_s is not None else p.L_s
+                    if polled and p.L_poll_any_s is not None:   # linear-2net: any source, two communicators
+                        lat = p.L_poll_any_s
                     reqs = pending[r][-n:]
                     maybe = [ready(c, i, lat) for c, i in reqs]
                     arr = [a for a in maybe if a is not None]
@@ -650,7 +663,8 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
                     L_raw_s: float | None = None, post_s: float = 0.0, flag_s: float | None = None,
                     bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0,
                     poll_s: float | None = None, L_poll_s: float | None = None,
-                    wait_s: float | None = None, irecv_wait_s: float | None = None) -> float | None:
+                    wait_s: float | None = None, irecv_wait_s: float | None = None,
+                    L_poll_any_s: float | None = None) -> float | None:
     """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
     over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``."""
     P = require_int_at_least("P (processes)", P, 1)
@@ -659,5 +673,5 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
         return None
     sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
                                bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s,
-                               irecv_wait_s=irecv_wait_s)
+                               irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s)
     return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s
