@@ -43,8 +43,8 @@ int main(int argc, char **argv) {
     size_t *sizes = NULL, nsizes = 0;
     char msg[256];
     int reps = lts_sa_arg(argc, argv, 2, 2), iters = lts_sa_arg(argc, argv, 3, 10000);
-    if (P != 2 || argc < 2 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || reps < 1 || iters < 1) {
-        if (me == 0) fprintf(stderr, "usage: mpiexec -n 2 steady-state SIZES [ALTERNATIONS=2] [OSU_ITERS=10000]\n");
+    if (P != 2 || argc < 2 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || reps < 1 || reps > 64 || iters < 2) {
+        if (me == 0) fprintf(stderr, "usage: mpiexec -n 2 steady-state SIZES [ALTERNATIONS=2, 1..64] [OSU_ITERS=10000, >= 2]\n");
         MPI_Finalize();
         return 2;
     }

@@ -16,7 +16,7 @@ Which long-run median (docs/measurement.md "Steady state"):
     posted before the repetition starts, src/bench/ops_p2p.c), a difference between the
     operations that no stop rule can remove; --reference osu judges against OSU's loop.
   --span run (default): the 10,000 repetitions around the run, half before, half after it: the
-    long run side by side with it. The launch's state moves on a scale of 20 ms to seconds
+    long run side by side with it. The launch's state moves on a scale of 10 ms to seconds
     (bench/steady_state_trace.py), so a reference pooled over the launch (--span launch, the former
     verdict: every alternation's long run of the size pooled) can sit in a state the run never
     met. Both verdicts are printed."""
@@ -49,6 +49,15 @@ def main() -> int:
     ap.add_argument("--span", choices=["run", "launch"], default="run",
                     help="the long run around each latscope run (default) or all of the size's long runs in the launch")
     a = ap.parse_args()
+    errors = [f"{name} {v}: must be {rule}" for name, v, ok, rule in (
+        ("--rounds", a.rounds, a.rounds >= 1, ">= 1"),
+        ("--alternations", a.alternations, 1 <= a.alternations <= 64, "in 1..64"),
+        ("--osu-iters", a.osu_iters, a.osu_iters >= 2, ">= 2 (half before each latscope run, half after)"),
+        ("--target", a.target, a.target > 0, "> 0"),
+        ("--reps-ratio", a.reps_ratio, a.reps_ratio > 0, "> 0")) if not ok]
+    if errors:
+        print(errors[0], file=sys.stderr)
+        return 2
     ln = launch(2, pin=a.pin)
     rows: dict[int, list[dict[str, Any]]] = {}
     for r in range(a.rounds):
