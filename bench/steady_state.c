@@ -41,9 +41,10 @@ int main(int argc, char **argv) {
     int me, P;
     lts_sa_init(&argc, &argv, &me, &P);
     size_t *sizes = NULL, nsizes = 0;
-    char msg[256];
+    char msg[256] = "";
     int reps = lts_sa_arg(argc, argv, 2, 2), iters = lts_sa_arg(argc, argv, 3, 10000);
     if (P != 2 || argc < 2 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || reps < 1 || reps > 64 || iters < 2) {
+        if (me == 0 && msg[0]) fprintf(stderr, "%s\n", msg);   /* the sizes' own message */
         if (me == 0) fprintf(stderr, "usage: mpiexec -n 2 steady-state SIZES [ALTERNATIONS=2, 1..64] [OSU_ITERS=10000, >= 2]\n");
         MPI_Finalize();
         return 2;

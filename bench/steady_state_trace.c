@@ -144,11 +144,12 @@ int main(int argc, char **argv) {
     int me, P;
     lts_sa_init(&argc, &argv, &me, &P);
     size_t *sizes = NULL, nsizes = 0;
-    char msg[256];
+    char msg[256] = "";
     int n = lts_sa_arg(argc, argv, 3, 100000), every = lts_sa_arg(argc, argv, 4, 50), segs = lts_sa_arg(argc, argv, 5, 0),
         splice = lts_sa_arg(argc, argv, 6, 0);
     if (P != 2 || argc < 3 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || n < 1000 || every < 1 ||
         segs < 0 || splice < 0 || splice >= n || (splice && nsizes < 2)) {
+        if (me == 0 && msg[0]) fprintf(stderr, "%s\n", msg);   /* the sizes' own message */
         if (me == 0)
             fprintf(stderr, "usage: mpiexec -n 2 steady-state-trace SIZES TRACE_PREFIX [N=100000 >= 1000] [START=50] "
                             "[PROBE_SEGMENTS=0] [SPLICE=0 < N, 2+ sizes]\n");

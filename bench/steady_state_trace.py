@@ -114,7 +114,8 @@ def main() -> int:
     ap.add_argument("--keep", help="directory to keep the traces in (default: a temporary one)")
     a = ap.parse_args()
     if a.reps < 1000 or a.probe_segments < 0:
-        print(f"--reps {a.reps} / --probe-segments {a.probe_segments}: need reps >= 1000, segments >= 0")
+        print(f"--reps {a.reps} / --probe-segments {a.probe_segments}: need reps >= 1000, segments >= 0",
+              file=sys.stderr)
         return 2
     ln = launch(2, pin=a.pin)
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,6 +124,9 @@ def main() -> int:
         cp = subprocess.run(ln.prefix + [str(program("steady-state-trace")), a.sizes, str(d / "trace_"), str(a.reps),
                                          "50", str(a.probe_segments)],
                             env=ln.env, capture_output=True, text=True, timeout=600)
+        if cp.returncode == 2:   # bad sizes: the program's usage line
+            print(f"--sizes {a.sizes}: {cp.stderr.strip()}", file=sys.stderr)
+            return 2
         if cp.returncode:
             print(f"steady-state-trace failed (exit {cp.returncode}): {cp.stderr.strip()[-500:]}")
             return 1
