@@ -278,25 +278,27 @@ def test_blocking_wait_floor_and_polled_latency():
 
 def test_exchange_receive_costs_irecv_wait():
     """irecv_wait_s (logp's irecv_wait: MPI_Wait of a receive posted before its message, the
-    message there): the receive of an exchange round (MPI_Sendrecv) whose message is there when the
-    Waitall starts costs it instead of o_r, bounded below by the hop (ready + o_r); blocking
-    MPI_Recv rows keep o_r (docs/barriers.md "The exchange receive")."""
-    # L < 0, as measured where o_r (1.3 us) exceeds the loop's RTT/2 - o_s (hop 1.1 us)
-    sp = SimParams(o_s_s=200e-9, o_r_s=1300e-9, L_s=-400e-9, post_s=50e-9)
+    message there): a receive posted ahead whose message is there at the wait's first look (an
+    exchange round's crossing messages, judged by L_poll as the wait floor) finishes irecv_wait
+    after max(free, seen) instead of LogP's max(ready, free) + o_r; a receiver that waits keeps the
+    hop, blocking MPI_Recv rows keep o_r (docs/barriers.md "The exchange receive")."""
+    # the loop's L above L_poll (it folds a waiting receiver's grid into the hop); o_r 1.3 us
+    sp = SimParams(o_s_s=200e-9, o_r_s=1300e-9, L_s=100e-9, post_s=50e-9, L_poll_s=0.0)
     for row in ("dissemination", "pairwise"):
-        # post 50, send to 250, the partner's message ready at -150: o_r from the call (1550)
-        assert row_loop_time_s(sp, 2, row) == pytest.approx(1550e-9)
-        assert row_loop_time_s(sp, 2, row, irecv_wait_s=1000e-9) == pytest.approx(1250e-9)
-        # never sooner than the hop after the partner's send ended: 250 - 400 + 1300
-        assert row_loop_time_s(sp, 2, row, irecv_wait_s=700e-9) == pytest.approx(1150e-9)
+        # post 50, send to 250; LogP: the partner's message ready at 350, + o_r = 1650
+        assert row_loop_time_s(sp, 2, row) == pytest.approx(1650e-9)
+        # seen at 250 + L_poll = 250 <= call 250 + post 50: found at the first look, 250 + 900
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9) == pytest.approx(1150e-9)
+        # L_poll 30 ns: still at the first look, from when it is seen (280 + 900)
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, L_poll_s=30e-9) == pytest.approx(1180e-9)
+        # L_poll 60 ns, after the look (post 50): missed, LogP's hop
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, L_poll_s=60e-9) == pytest.approx(1650e-9)
     for P in (2, 3, 4, 5):
-        for row in ("dissemination", "pairwise", "tree:k=2", "tree:k=3", "binomial", "linear", "tournament",
-                    "tree-shm:k=4"):
+        for row in ("tree:k=2", "tree:k=3", "binomial", "linear", "tournament", "tree-shm:k=4"):
+            # chains: every receiver waits for its message (not there at the first look), or
+            # receives by MPI_Recv: unchanged
             base = row_loop_time_s(sp, P, row, flag_s=100e-9)
-            # irecv_wait = o_r is LogP's rule exactly
-            assert row_loop_time_s(sp, P, row, flag_s=100e-9, irecv_wait_s=1300e-9) == pytest.approx(base, abs=1e-15)
-    for row in ("linear", "tournament"):   # MPI_Recv only: o_r stays
-        assert row_loop_time_s(sp, 2, row, irecv_wait_s=100e-9) == pytest.approx(row_loop_time_s(sp, 2, row))
+            assert row_loop_time_s(sp, P, row, flag_s=100e-9, irecv_wait_s=900e-9) == pytest.approx(base), (P, row)
     with pytest.raises(Exception, match="irecv_wait_s = -1e-07"):
         SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, irecv_wait_s=-100e-9)
 

@@ -39,12 +39,13 @@ LogP rules (Culler et al.; seed 002 §5.1):
   returns ~1.5 us later where a polling one returns ~0.4 us later). ``latscope-bench logp``'s
   ``rwait`` - o_s (``source.wait_s``); None: no floor (LogP's ``max(ready, free) + o_r`` alone).
 * a receive posted before its message could arrive (MPI_Irecv, then MPI_Wait/Waitall: the
-  exchange rounds' MPI_Sendrecv, the k-nomial and binomial gathers) whose message is there when
-  the rank gets to it costs ``irecv_wait_s`` (``latscope-bench logp``'s ``irecv_wait``,
-  ``source.irecv_wait_s``) instead of ``o_r``, which times a blocking MPI_Recv of a queued
-  message; it still finishes no sooner than ``L + o_r`` after its send ended (the hop). A receive
-  that finishes at ``max(free + irecv_wait_s, ready + o_r)`` is LogP's ``max(ready, free) + o_r``
-  when the two costs agree; None: ``o_r`` (docs/barriers.md "The exchange receive").
+  exchange rounds' MPI_Sendrecv, the k-nomial and binomial gathers) whose message is there at
+  the wait's first look (``post_s`` after the call; the message there ``L_poll_s`` after its send
+  ended, as for the wait floor below) finishes ``irecv_wait_s`` after max(free, that time)
+  (``latscope-bench logp``'s ``irecv_wait``, ``source.irecv_wait_s``) instead of LogP's
+  ``max(ready, free) + o_r``: ``o_r`` times a blocking MPI_Recv of a queued message, and the
+  loop's L folds a waiting receiver's own wait into the hop. None: LogP's rule
+  (docs/barriers.md "The exchange receive").
 * a polling receive (``pwait``: MPI_Iprobe until seen, linear-2net's gather) sees a message
   ``L_poll_s`` after its send ends (``rtt_poll/2 - o_s - poll``, ``source.L_poll_s``); None: ``L_s``.
   linear-2net probes with MPI_ANY_SOURCE over two communicators in turn: ``L_poll_any_s``
@@ -580,9 +581,9 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     n = op[1]
                     polled = kind == "pwait"
                     o_r = p.poll_s if polled and p.poll_s is not None else p.o_r_s
-                    # a receive posted ahead (Irecv ... Wait/Waitall) whose message is there:
-                    # irecv_wait_s; a blocking MPI_Recv ("recv") of a queued message: o_r
-                    xr = o_r if polled or len(op) > 2 or p.irecv_wait_s is None else p.irecv_wait_s
+                    # a receive posted ahead (Irecv ... Wait/Waitall) whose message is there at
+                    # the wait's first look: irecv_wait_s; a blocking MPI_Recv ("recv"): o_r
+                    xr = None if polled or len(op) > 2 else p.irecv_wait_s
                     lat = p.L_poll_s if polled and p.L_poll_s is not None else p.L_s
                     if polled and p.L_poll_any_s is not None:   # linear-2net: any source, two communicators
                         lat = p.L_poll_any_s
@@ -593,12 +594,21 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                         break                   # a matching send has not happened yet
                     del pending[r][-n:]
                     call = cpu[r]
-                    for a in sorted(arr):
-                        # max(ready, free) + o_r when xr = o_r (LogP); else a message there when
-                        # the rank gets to it costs xr, one still on its way the hop (ready + o_r)
+                    # "there" is when a look can find it: L_poll after its send (below)
+                    lv = p.L_s if p.L_poll_s is None else p.L_poll_s
+                    seen = [ready(c, i, lv) for c, i in reqs]
+                    for a, sn in sorted(zip(arr, seen)):
                         free = max(cpu[r], last_recv[r] + p.g_s)
-                        last_recv[r] = max(free, a)
-                        cpu[r] = max(free + xr, a + o_r)
+                        if xr is not None and sn is not None and sn <= call + p.post_s:
+                            # found at the first look (an exchange round's crossing messages):
+                            # MPI_Wait of a posted receive, from when a look sees it
+                            last_recv[r] = max(free, sn)
+                            cpu[r] = last_recv[r] + xr
+                        else:
+                            # LogP: max(ready, free) + o_r, the hop's L from the loop's round
+                            # trip (a receiver that waits; the wait's own grid folded in)
+                            last_recv[r] = max(free, a)
+                            cpu[r] = last_recv[r] + o_r
                     # a blocking wait whose message was not there at its first look (one pass of
                     # the progress engine, post_s: what MPI_Irecv with nothing to match costs)
                     # returns no sooner than its floor. "There" is when a look can find it: L_poll
@@ -608,8 +618,6 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     # whenever L_loop > post_s and was charged the floor on both ranks
                     # (docs/barriers.md "Blocking waits", "The exchange rows")
                     if not polled and p.wait_s is not None and arr:
-                        lv = p.L_s if p.L_poll_s is None else p.L_poll_s
-                        seen = [ready(c, i, lv) for c, i in reqs]
                         if max(x for x in seen if x is not None) > call + p.post_s:
                             cpu[r] = max(cpu[r], call + p.wait_s)
                 elif kind == "work":
