@@ -54,7 +54,7 @@ enum { EV_READY = 0, EV_ARRIVE = 1, EV_CTS = 2, EV_MSG = 3 };   /* ARRIVE: a ren
 #define LTS_SIM_MAX_RANKS (1 << 30)
 #define WBITS 14
 #define NB (1u << 16)
-#define PREFETCH_AHEAD 12   /* events: the rank of the event this far ahead is fetched now */
+#define PREFETCH_AHEAD 24   /* events: the rank of the event this far ahead is fetched now */
 #define PREFETCH_RANK(s, rk) __builtin_prefetch(&(s)->r[rk], 1)
 #define KEY_IDX_BITS (64 - WBITS - 32)   /* a sorted bucket's key: (t mod W, type, rank, index); larger
                                            buckets: qsort */
@@ -65,7 +65,7 @@ typedef struct evvec { ev_t *e; size_t n, cap; } evvec_t;
  * thousands of buckets in use do not each cost TLB entries and reallocations (bench/sim_scale.py:
  * one vector per bucket made a third of the run stalls in the append). The current bucket is
  * copied out to one vector (sim_t.curv) and its chunks go back to the pool. */
-#define CH 32
+#define CH 256
 #define CNONE UINT32_MAX
 typedef struct bslot { uint32_t head, tail, n, fill; } bslot_t;   /* fill: events in the tail chunk */
 
@@ -238,33 +238,38 @@ static void hugify(void *p, size_t n);
 /* The place of a new event at the end of bucket b (NULL: out of memory, s->failed set): the caller
  * writes the event there, field by field (a 32-byte copy of an event just built on the stack
  * stalled on the store forwarding of its halves). */
-static ev_t *slot_add(sim_t *s, bslot_t *b) {
-    if (!b->n || b->fill == CH) {
-        uint32_t c = s->cfree;
-        if (c != CNONE) {
-            s->cfree = s->cnext[c];
-        } else {
-            if (s->cused == s->ccap) {
-                size_t nc = s->ccap ? s->ccap * 2 : 256;
-                if (nc >= CNONE) { fail(s, LTS_ENOMEM, "more than 2^32 chunks of events in flight"); return NULL; }
-                ev_t *ne = realloc(s->cev, nc * CH * sizeof *ne);
-                if (ne) s->cev = ne;
-                uint32_t *nn = ne ? realloc(s->cnext, nc * sizeof *nn) : NULL;
-                if (!nn) { fail(s, LTS_ENOMEM, "out of memory (event queue of %zu events)", nc * CH); return NULL; }
-                s->cnext = nn;
-                s->ccap = nc;
-                if (nc * CH * sizeof *ne >= (8u << 20)) hugify(ne, nc * CH * sizeof *ne);
-            }
-            c = (uint32_t)s->cused++;
-        }
-        s->cnext[c] = CNONE;
-        if (b->n) s->cnext[b->tail] = c;
-        else b->head = c;
-        b->tail = c;
-        b->fill = 0;
-    }
+static int slot_chunk(sim_t *s, bslot_t *b);
+static inline ev_t *slot_add(sim_t *s, bslot_t *b) {
+    if (__builtin_expect(!b->n || b->fill == CH, 0) && slot_chunk(s, b)) return NULL;
     b->n++;
     return &s->cev[(size_t)b->tail * CH + b->fill++];
+}
+
+/* A new chunk at the end of bucket b. */
+static int slot_chunk(sim_t *s, bslot_t *b) {
+    uint32_t c = s->cfree;
+    if (c != CNONE) {
+        s->cfree = s->cnext[c];
+    } else {
+        if (s->cused == s->ccap) {
+            size_t nc = s->ccap ? s->ccap * 2 : 256;
+            if (nc >= CNONE) return fail(s, LTS_ENOMEM, "more than 2^32 chunks of events in flight");
+            ev_t *ne = realloc(s->cev, nc * CH * sizeof *ne);
+            if (ne) s->cev = ne;
+            uint32_t *nn = ne ? realloc(s->cnext, nc * sizeof *nn) : NULL;
+            if (!nn) return fail(s, LTS_ENOMEM, "out of memory (event queue of %zu events)", nc * CH);
+            s->cnext = nn;
+            s->ccap = nc;
+            if (nc * CH * sizeof *ne >= (8u << 20)) hugify(ne, nc * CH * sizeof *ne);
+        }
+        c = (uint32_t)s->cused++;
+    }
+    s->cnext[c] = CNONE;
+    if (b->n) s->cnext[b->tail] = c;
+    else b->head = c;
+    b->tail = c;
+    b->fill = 0;
+    return 0;
 }
 
 static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
@@ -441,6 +446,13 @@ static inline void prefetch_lists(const sim_t *s, int r) {
         __builtin_prefetch(&s->rl[(size_t)r * 3], 1);
         __builtin_prefetch(&s->rl[(size_t)r * 3 + 2], 1);
     }
+}
+
+/* The first message of a rank's unexpected queue, fetched a quarter as far ahead as its state (by
+ * then its queues are in cache): a message that came before its receive was posted is matched
+ * when the rank gets to it, windows later, and that read was the miss of lmatch. */
+static inline void prefetch_unexp(const sim_t *s, int r) {
+    if (s->r[r].lists & (1u << L_UNEXP)) __builtin_prefetch(&s->q[s->rl[(size_t)r * 3 + L_UNEXP].head]);
 }
 
 /* the earliest event (s->hn > 0); a failed reallocation sets s->failed */
@@ -1014,7 +1026,7 @@ static int run_rank(sim_t *s, int r, int64_t t) {
             break;
         }
         case LTS_SIM_WAIT:
-            t = drain_ready(s, r, t);
+            if (R->lists & (1u << L_READY)) t = drain_ready(s, r, t);
             if (R->outstanding) { R->state = R_WAIT; return 0; }
             R->pc++;
             break;
@@ -1249,9 +1261,13 @@ static int run_window(sim_t *s) {
     int rc;
     while ((rc = win_enter(s)) > 0) {
         evvec_t *b = &s->curv;
-        for (size_t i = 0; i < b->n; i++) {
-            if (i + PREFETCH_AHEAD < b->n) PREFETCH_RANK(s, EV_RANK(b->e[i + PREFETCH_AHEAD].p));
-            if (i + PREFETCH_AHEAD / 2 < b->n) prefetch_lists(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 2].p));
+        const size_t n = b->n;
+        for (size_t i = 0; i < n; i++) {
+            if (__builtin_expect(i + PREFETCH_AHEAD < n, 1)) {
+                PREFETCH_RANK(s, EV_RANK(b->e[i + PREFETCH_AHEAD].p));
+                prefetch_lists(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 2].p));
+                prefetch_unexp(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 4].p));
+            }
             const ev_t *e = &b->e[i];
             s->hn--;
             s->now = e->t;
