@@ -57,7 +57,9 @@ def print_fit(f: logp.LogPFit, out: Any = None) -> None:
     if f.aux:   # beyond LogP, for the barrier loop simulation (source.post_s / source.flag_s)
         what = {"post": "post (MPI_Irecv, nothing to match)", "poll": "poll (MPI_Iprobe + MPI_Recv, arrived)",
                 "flag": "flag (shared memory, one way)",
-                "mcast": "mcast (MPI_Bcast, one way)", "rtt_loop": "rtt_loop (round trip in the barrier loop)"}
+                "mcast": "mcast (MPI_Bcast, one way)", "rtt_loop": "rtt_loop (round trip in the barrier loop)",
+                "irecv_wait": "irecv_wait (MPI_Wait, receive posted ahead, arrived)",
+                "rtt_poll_any": "rtt_poll_any (round trip, one way polled MPI_ANY_SOURCE on 2 comms)"}
         print("not in LogP: " + "  ".join(f"{what.get(op, op)} = {_ci(e)}" for op, e in f.aux.items()), file=out)
         if f.L_loop_s is not None:
             print(f"in the barrier loop: L = rtt_loop/2 - o_s - o_r = {fmt_time(f.L_loop_s)} (the loop simulation's)",
