@@ -33,6 +33,8 @@ def add_sim_args(p: argparse.ArgumentParser, *, table_help: str) -> argparse._Ar
     v.add_argument("--seed", type=int, default=1, help="the injector's seed (default 1)")
     v.add_argument("--noise-period", type=arg_type(parse_time), help="OS noise: a detour every PERIOD on each rank")
     v.add_argument("--noise-detour", type=arg_type(parse_time), help="OS noise: the detour's length (< the period)")
+    v.add_argument("--noise-trace", metavar="FILE", help="OS noise from a trace of detours, 'START DURATION' seconds a "
+                   "line (docs/sim.md \"Variation\"), repeated from a phase per rank")
     return g
 
 
@@ -58,8 +60,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "sim", help="LogGOPS simulation of a schedule (generated algorithm or GOAL file), delay tables, any P",
         description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("schedule", nargs="?", help="a generated algorithm (see --list) or a GOAL file (*.goal)")
-    p.add_argument("--noise-trace", metavar="FILE", help="OS noise from a trace of detours, 'START DURATION' seconds a "
-                   "line (docs/sim.md \"Variation\"), repeated from a phase per rank")
     p.add_argument("--list", action="store_true", help="list the generated schedules, then exit")
     p.add_argument("--P", type=int, help="ranks (a generated schedule)")
     g = add_sim_args(p, table_help="latscope delay table (docs/delay-table.md): an extra delay per message")

@@ -60,8 +60,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--goal", action="append", default=[], metavar="FILE",
                    help="a GOAL file to simulate too (its own P; its critical path goes to the report); repeatable")
     p.add_argument("--critical-path", dest="cp_P", type=int, metavar="P",
-                   help="also each algorithm at P ranks written as GOAL and run as such, for its critical path (a "
-                        "generated schedule records none; GOAL follows LogGOPSim's progress rule, docs/sim.md)")
+                   help="each algorithm's critical path at P ranks (P joins the sweep; the engine's path, 32 bytes "
+                        "per operation: P <= 2^20)")
     add_sim_args(p, table_help="latscope delay table: every point is run without it and with it (and the OS noise)")
     p.add_argument("--bins", type=int, default=20, help="histogram bins of the finish times (default 20)")
     p.add_argument("-o", "--out", default="sim.jsonl", help="results file (default sim.jsonl)")
@@ -137,25 +137,9 @@ def meta_record(args: argparse.Namespace, params: dict[str, Any], algos: list[st
             "load": None, "job": None,
             "sim": {"algos": algos, "P": Ps, "goal": list(args.goal), "critical_path_P": args.cp_P,
                     "params": params, "table": args.table,
-                    "noise": None if args.noise_period is None else {"period_s": args.noise_period,
-                                                                     "detour_s": args.noise_detour}}}
-
-
-def write_goal(algo: str, args: argparse.Namespace, path: Path) -> Path | None:
-    """``algo`` at ``args.cp_P`` ranks as GOAL text (latscope-sim --goal-out); None, with a note,
-    for a schedule GOAL cannot express (tree-shm's flag)."""
-    import subprocess
-
-    from latscope import sim
-    from latscope.run import program
-    cmd = [str(program(sim.PROGRAM)), "--algo", algo, "--P", str(args.cp_P), "--size", str(args.size),
-           "--goal-out", str(path)] + (["--k", str(args.k)] if args.k is not None else [])
-    cp = subprocess.run(cmd, capture_output=True, text=True)
-    if cp.returncode != 0:
-        msg = cp.stderr.strip().splitlines()[-1] if cp.stderr.strip() else f"exit status {cp.returncode}"
-        print(f"{PROG}: no critical path for {algo}: {msg.removeprefix(sim.PROGRAM + ': error: ')}", file=sys.stderr)
-        return None
-    return path
+                    "noise": ({"period_s": args.noise_period, "detour_s": args.noise_detour}
+                              if args.noise_period is not None else
+                              {"trace": args.noise_trace} if args.noise_trace is not None else None)}}
 
 
 def main(args: argparse.Namespace) -> int:
@@ -183,26 +167,43 @@ def main(args: argparse.Namespace) -> int:
             if not Path(gpath).is_file():
                 return _fail(f"--goal {gpath}: no such file")
         par, noise = sim_params(args)
-        variations: list[tuple[str | None, tuple[float, float] | None]] = [(None, None)]
-        if args.table is not None or noise is not None:
-            variations.append((args.table, noise))
+        if args.noise_trace is not None and not Path(args.noise_trace).is_file():
+            return _fail(f"--noise-trace {args.noise_trace}: no such file")
+        if args.noise_trace is not None and noise is not None:   # before any run: one line, nothing written
+            return _fail(f"--noise-trace {args.noise_trace}: give either it or --noise-period/--noise-detour")
+        variations: list[tuple[str | None, tuple[float, float] | None, str | None]] = [(None, None, None)]
+        if args.table is not None or noise is not None or args.noise_trace is not None:
+            variations.append((args.table, noise, args.noise_trace))
         out = Path(args.out)
+        if args.cp_P is not None:
+            if not 1 <= args.cp_P <= 1 << 20:
+                return _fail(f"--critical-path {args.cp_P}: must be 1..2^20 (the path takes 32 bytes per operation)")
+            Ps = sorted(set(Ps) | {args.cp_P})
         runs: list[tuple[str, dict[str, Any]]] = [(a, {"schedule": a, "P": P}) for a in algos for P in Ps]
         runs += [(Path(gp).name, {"schedule": Path(gp)}) for gp in args.goal]
-        if args.cp_P is not None and not 1 <= args.cp_P <= 1 << 16:
-            return _fail(f"--critical-path {args.cp_P}: must be 1..65536 (the GOAL text holds every operation)")
+        no_cp: set[str] = set()
         with tempfile.TemporaryDirectory(prefix="latscope-sim-sweep-") as tmp, out.open("w") as f:
             per_rank = Path(tmp) / "per_rank.jsonl"
-            for a in algos if args.cp_P is not None else []:
-                goal = write_goal(a, args, Path(tmp) / f"{a}.goal")
-                if goal is not None:
-                    runs.append((f"{a} (GOAL)", {"schedule": goal}))
             f.write(json.dumps(meta_record(args, dataclasses.asdict(par), algos, Ps)) + "\n")
             for name, what in runs:
-                for table, nz in variations:
-                    res = sim.run(what["schedule"], par, table=table, seed=args.seed, P=what.get("P"),
-                                  size_bytes=args.size, k=args.k, per_rank=False, per_rank_path=per_rank,
-                                  bins=args.bins, noise=nz)
+                for table, nz, trace in variations:
+                    kw: dict[str, Any] = dict(table=table, seed=args.seed, P=what.get("P"), size_bytes=args.size,
+                                              k=args.k, per_rank=False, per_rank_path=per_rank, bins=args.bins,
+                                              noise=nz, noise_trace=trace)
+                    res = None
+                    if what.get("P") is not None and what.get("P") == args.cp_P and name not in no_cp:
+                        # the engine's own critical path of the generated schedule (docs/sim.md
+                        # "Outputs"); a schedule it cannot follow (a shared-memory flag, rendezvous)
+                        # is run without it, with a note
+                        try:
+                            res = sim.run(what["schedule"], par, critical_path=True, **kw)
+                        except sim.SimError as e:
+                            if "critical path" not in str(e):
+                                raise
+                            no_cp.add(name)
+                            print(f"{PROG}: no critical path for {name}: {e}", file=sys.stderr)
+                    if res is None:
+                        res = sim.run(what["schedule"], par, **kw)
                     rec = point_record(res, per_rank, name)
                     f.write(json.dumps(rec, allow_nan=False) + "\n")
                     f.flush()

@@ -559,17 +559,18 @@ def test_sweep_writes_results_the_report_draws_alone_and_mixed(tmp_path: Path, t
                          "--goal", str(goal), "--critical-path", "8", "-o", str(out)], capture_output=True, text=True,
                         timeout=TIMEOUT)
     assert cp.returncode == 0, cp.stderr
-    assert "no critical path for tree-shm" in cp.stderr   # a flag: no GOAL text, a note, the sweep goes on
+    assert "no critical path for tree-shm" in cp.stderr   # a flag the path does not follow: a note, the sweep goes on
     recs = [json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} in JSON")) for line in out.open()]
     pts = [r for r in recs[1:] if r["type"] == "point"]
     assert recs[0]["type"] == "meta" and recs[0]["bench"] == "sim"
-    # (algorithm, P), the GOAL file and dissemination written as GOAL at P = 8, each without and with the table
-    assert len(pts) == 2 * 7 * 2 + 2 + 2
-    as_goal = [r for r in pts if r["op"] == "dissemination (GOAL)"]
-    assert [r["ranks"] for r in as_goal] == [8, 8] and all(r["critical_path"]["length"] >= 3 for r in as_goal)
-    # the GOAL text of the generated schedule, without variation, ends when the generated run does
-    assert close(as_goal[0]["time_s"], barrier_time_s(LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=0.0), 8,
-                                                      "dissemination"))
+    # (algorithm, P) and the GOAL file, each without and with the table; P = 8 (--critical-path) is in the sweep
+    assert len(pts) == 2 * 7 * 2 + 2
+    with_cp = [r for r in pts if r["critical_path"] is not None and r["op"] != "d16.goal"]
+    # the engine's own path of dissemination at P = 8: one send and one receive per round on it at least, and it
+    # ends when the schedule does
+    assert [(r["op"], r["ranks"]) for r in with_cp] == [("dissemination", 8)] * 2
+    assert all(r["critical_path"]["length"] >= 6 and close(r["critical_path"]["end_s"], r["time_s"]) for r in with_cp)
+    assert [r["critical_path"] for r in pts if r["op"] == "tree-shm"] == [None] * 14
     par = LogPParams(L_s=L, o_s_s=OS, o_r_s=OR, g_s=0.0)
     for r in pts:
         assert r["n"] == r["ranks"] and r["min_s"] <= r["median_s"] <= r["max_s"] == r["time_s"]
@@ -595,9 +596,40 @@ def test_sweep_writes_results_the_report_draws_alone_and_mixed(tmp_path: Path, t
         assert "Critical paths" in text
 
 
+def test_sweep_takes_a_noise_trace(tmp_path: Path) -> None:
+    # --noise-trace (docs/sim.md "Variation") as latscope sim takes it: the variation of every point, in the
+    # metadata; one detour at 0 every span is periodic noise exactly, so the records equal a periodic sweep's
+    trace = tmp_path / "noise.txt"
+    trace.write_text("# one detour a span\nspan 1e-5\n0 1e-6\n")
+    recs = {}
+    for name, args in (("trace", ["--noise-trace", str(trace)]),
+                       ("periodic", ["--noise-period", "10us", "--noise-detour", "1us"])):
+        out = tmp_path / f"{name}.jsonl"
+        cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim-sweep", "--algos", "dissemination,binomial",
+                             "--P", "4,100", "--L", "1us", "--o", "0.2us", *args, "-o", str(out)],
+                            capture_output=True, text=True, timeout=TIMEOUT)
+        assert cp.returncode == 0, cp.stderr
+        recs[name] = [json.loads(line) for line in out.open()]
+    assert recs["trace"][0]["sim"]["noise"] == {"trace": str(trace)}
+    pts = {n: [r for r in v if r["type"] == "point"] for n, v in recs.items()}
+    assert len(pts["trace"]) == 2 * 2 * 2
+    for a, b in zip(pts["trace"], pts["periodic"]):
+        assert (a["op"], a["ranks"], a["variation"], a["time_s"]) == (b["op"], b["ranks"], b["variation"], b["time_s"])
+    noisy = [r for r in pts["trace"] if r["variation"]]
+    assert noisy and all(r["noise"]["trace"] == str(trace) for r in noisy)
+    quiet = {(r["op"], r["ranks"]): r["time_s"] for r in pts["trace"] if not r["variation"]}
+    assert any(r["time_s"] > quiet[(r["op"], r["ranks"])] for r in noisy)   # the detours took time
+
+
 def test_sweep_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
+    trace = tmp_path / "noise.txt"
+    trace.write_text("0 1e-6\n")
     for args, needle in ((["--P", "5..3"], "empty"), (["--P", "2^31"], "1..2^30"), (["--algos", "nope"], "valid:"),
-                         (["--goal", str(tmp_path / "none.goal")], "no such file")):
+                         (["--goal", str(tmp_path / "none.goal")], "no such file"),
+                         (["--o", "0.2us", "--noise-trace", str(tmp_path / "none.txt")], "no such file"),
+                         (["--o", "0.2us", "--noise-trace", str(trace), "--noise-period", "1ms", "--noise-detour",
+                           "1us"], "give either"),
+                         (["--o", "0.2us", "--critical-path", "2000000"], "1..2^20")):
         cp = subprocess.run([sys.executable, "-m", "latscope.cli", "sim-sweep", "--L", "1us", *args, "-o",
                              str(tmp_path / "x.jsonl")], capture_output=True, text=True, timeout=TIMEOUT)
         assert cp.returncode == 2 and needle in cp.stderr and len(cp.stderr.splitlines()) == 1, (args, cp.stderr)

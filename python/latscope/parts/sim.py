@@ -26,6 +26,11 @@ def _label(r: Any) -> str:
     return f"{r['op']}, {v}"
 
 
+def _where(op: dict[str, Any]) -> str:
+    """Where a critical path's operation is: a GOAL schedule's line, a generated schedule's step."""
+    return f"line {op['line']}" if "line" in op else f"step {op.get('step')}"
+
+
 def section_time_vs_p(inp: "ReportInput") -> str | None:
     """Time vs P: one line per (algorithm, variation); solid without, dashed with."""
     import pandas as pd
@@ -101,15 +106,14 @@ def section_finish_and_path(inp: "ReportInput") -> str | None:
                      "operations": cp["length"], "ranks on it": cp["ranks"], "messages": cp["messages"],
                      "time in": ", ".join(f"{k} {fmt_time(v)}" for k, v in sorted(busy.items())),
                      "ends with": "-" if last is None else
-                     f"rank {last['rank']}: {last['op']} (line {last['line']}) at {fmt_time(last['end_s'])}"})
+                     f"rank {last['rank']}: {last['op']} ({_where(last)}) at {fmt_time(last['end_s'])}"})
     if rows:
         body += ("<p>Critical paths (the operations that decided the end time, followed back from the last one; "
                  "per kind of operation, the time from the start of each on the path to its end: a receive counts "
                  "from its posting, so its wait is in it):</p>" + table(pd.DataFrame(rows)))
     else:
-        body += ("<p>No critical path in these records: generated schedules record none; give "
-                 "<code>latscope sim-sweep --critical-path P</code> (each algorithm run as GOAL at P ranks) or "
-                 "<code>--goal FILE</code>.</p>")
+        body += ("<p>No critical path in these records: give <code>latscope sim-sweep --critical-path P</code> "
+                 "(each algorithm's path at P ranks) or <code>--goal FILE</code>.</p>")
     n = len(df)
     return body + f"<p>{html.escape(str(n))} simulation records.</p>"
 
