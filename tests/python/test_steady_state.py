@@ -10,42 +10,63 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import mpirun
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 from steady_state_trace import read_trace  # noqa: E402
-SPLICE = 150   # fewer than the default min_reps (200): the first check sees both states
+
 MIN_REPS, WARMUP = 200, 100   # lts_rep_policy_default
+N = 10000   # repetitions traced per size
 
 
-def test_rule_follows_a_real_state_change(tmp_path: Path) -> None:
-    """64 KiB round trips, then 0 B ones (about 8x faster), both traced in one launch: the rule
-    replayed from every start within the 64 KiB part stops in the 0 B state, having discarded the
-    64 KiB samples as warm-up. A rule that stopped on its CI alone stops at 200 samples of which
-    up to 150 are 64 KiB: its median is then of the old state."""
-    cp = mpirun(2, ["64K,0", str(tmp_path / "t_"), "3000", "10", "0", str(SPLICE)], prog="steady-state-trace", bind=True)
+@pytest.mark.parametrize("sizes, splice", [
+    # 64 KiB then 0 B (about 8x faster), the earlier state in fewer than min_reps samples: the
+    # first check sees both, and a rule that stopped on its CI alone stops at 200 samples of which
+    # up to 150 are 64 KiB (its median of the old state)
+    ("64K,0", 150),
+    # 0 B then 64 KiB from sample 170 on: the later state is only the newest 15 % of the first
+    # check's samples, and the newer half's median is still of the earlier state; the newest
+    # quarter's median is not (docs/measurement.md "Steady state", rule 2)
+    ("0,64K", 170),
+])
+def test_rule_follows_a_real_state_change(sizes: str, splice: int, tmp_path: Path) -> None:
+    """Two sizes traced in one launch and spliced (steady-state-trace's SPLICE): `splice` samples
+    of the first, then the second's trace. The rule replayed from every 10th start within the first
+    part stops in the later state, having discarded (nearly all of) the earlier one (or, not finding the rest
+    stationary, reaches the end of the trace reporting the later state)."""
+    cp = mpirun(2, [sizes, str(tmp_path / "t_"), str(N), "10", "0", str(splice)], prog="steady-state-trace", bind=True)
     assert cp.returncode == 0, cp.stderr
-    slow, _, _ = read_trace(tmp_path / "t_65536.txt")
-    fast, cores, fast_replays = read_trace(tmp_path / "t_0.txt")
+    first, second = (1 << 16, 0) if sizes == "64K,0" else (0, 1 << 16)
+    early, _, _ = read_trace(tmp_path / f"t_{first}.txt")
+    late, cores, late_replays = read_trace(tmp_path / f"t_{second}.txt")
     # pinned: each rank stayed on one core of its own for the whole trace
-    assert len(slow) == len(fast) == 3000 and len(cores) == 1 and len(next(iter(cores))) == len(set(next(iter(cores))))
-    # the plain traces' replays: every one stops within the trace, by convergence or at its end
-    assert fast_replays and all(u >= MIN_REPS and w in ("converged", "end_of_trace") for _, u, _, _, w in fast_replays)
-    x = slow[:SPLICE] + fast
-    m_slow, m_fast = statistics.median(slow[:SPLICE]), statistics.median(fast)
-    assert m_slow > 3 * m_fast, (m_slow, m_fast)   # two states far apart, or the test proves nothing
+    assert len(early) == len(late) == N and len(cores) == 1 and len(next(iter(cores))) == len(set(next(iter(cores))))
+    # the plain trace's replays: every one stops within the trace, by convergence or at its end
+    assert late_replays and all(u >= MIN_REPS and w in ("converged", "end_of_trace") for _, u, _, _, w in late_replays)
+    x = early[:splice] + late
+    m_early = statistics.median(early[:splice])
+    ratio = m_early / statistics.median(late)
+    assert ratio > 3 or ratio < 1 / 3, ratio   # two states far apart, or the test proves nothing
     _, _, replays = read_trace(tmp_path / "t_splice.txt")
-    assert [r[0] for r in replays] == list(range(0, SPLICE, 10))
+    assert [r[0] for r in replays] == list(range(0, splice, 10))
+    # a replay may also run to the end of the trace without finding it stationary (the machine
+    # moving under load): honest, as long as what it reports is of the later state
+    assert any(r[4] == "converged" for r in replays), replays
     for start, used, med, discarded, why in replays:
-        kept = used - discarded
-        assert why == "converged" and kept >= MIN_REPS, (start, used, discarded, why)
-        # what the run saw of the later state; the rule's median must be of it: nearer (in
-        # ratio) to it than to the earlier one, and no faster than half of it
-        seen = statistics.median(x[max(start, SPLICE):start + used])
-        assert seen / 2 < med < math.sqrt(seen * m_slow), (start, med, seen, m_slow)
-        if SPLICE - start >= MIN_REPS // 4:   # a quarter of the first check's samples were 64 KiB
-            assert discarded > 0, (start, used, med)
+        assert why in ("converged", "end_of_trace") and used - discarded >= MIN_REPS, (start, used, discarded, why)
+        # what the run saw of the later state: the rule's median must be of it, nearer (in ratio)
+        # to it than to the earlier state, and within a factor 2 of it
+        seen = statistics.median(x[max(start, splice):start + used])
+        assert abs(math.log(med / seen)) < min(math.log(2), abs(math.log(med / m_early))), (start, med, seen, m_early)
+        # and of what it kept, at most a quarter is of the earlier state: with more, the older
+        # half's median (or the newest quarter's) is of the other state and the check fails. A rule
+        # on the CI alone, or on the halves alone in the second case, stops at 200 samples of which
+        # 150 (170) are of the earlier state.
+        kept, early_kept = used - discarded, max(0, splice - start - discarded)
+        assert early_kept <= kept // 4 + 1, (start, used, discarded, med)
 
 
 def test_bench_counts_the_warmup(tmp_path: Path) -> None:
@@ -60,7 +81,7 @@ def test_bench_counts_the_warmup(tmp_path: Path) -> None:
     row = next(line for line in cp.stdout.splitlines() if re.match(r"\s+8\s", line))
     cells = row.split()
     reps_max, ratio_max = int(cells[-9]), float(cells[-8])
-    assert reps_max >= WARMUP + MIN_REPS and math.isclose(ratio_max, reps_max / 2000, rel_tol=1e-3), row
+    assert reps_max >= WARMUP + MIN_REPS and math.isclose(ratio_max, reps_max / 2000, abs_tol=6e-4), row
     assert re.search(r"round 1: 8 B [+-]\d", cp.stdout)
     verdict = cp.stdout.strip().splitlines()[-1]
     assert verdict.startswith("target:") and verdict.endswith("met" if cp.returncode == 0 else "MISSED")
