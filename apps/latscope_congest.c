@@ -18,6 +18,7 @@
 #include "congest.h"
 #include "latscope/errors.h"
 #include "latscope/json.h"
+#include "latscope/hostload.h"
 #include "latscope/results.h"
 #include "latscope/sizes.h"
 #include <errno.h>
@@ -211,8 +212,18 @@ static void fmt_rate(char *out, size_t n, double Bps) {
     snprintf(out, n, "%.3g %s", Bps, u[i]);
 }
 
+/* What else the machine did during the run (docs/results-schema.md, "Load and oversubscription"):
+ * a rate limiter can only lose time to other processes, so a reader judging the achieved rate
+ * needs to know whether they took the CPUs the pairs needed. */
+typedef struct run_load {
+    double load_others;     /* CPUs other processes used over the run (NAN: unknown) */
+    int cpus_available;     /* rank 0's host */
+    int ranks;              /* ranks on rank 0's host */
+    int oversubscribed;     /* some host has more ranks than CPUs */
+} run_load_t;
+
 static int print_results(const opts_t *o, int P, const lts_congest_report_t *all, int measured, int signalled, int argc,
-                         char **argv) {
+                         char **argv, const run_load_t *ld) {
     int npairs = P / 2;
     double tot_bytes = 0, tot_req = 0, tot_time = 0, tot_bw = 0;
     char b1[32], b2[32], b3[32];
@@ -315,6 +326,12 @@ static int print_results(const opts_t *o, int P, const lts_congest_report_t *all
     lts_json_obj_end(&j);
     if (P % 2) lts_json_int(&j, "idle_rank", P - 1);
     else lts_json_null(&j, "idle_rank");
+    lts_json_obj_begin(&j, "load");
+    lts_json_dbl(&j, "load_others", ld->load_others);   /* null where unknown */
+    lts_json_int(&j, "cpus_available", ld->cpus_available);
+    lts_json_int(&j, "ranks", ld->ranks);
+    lts_json_bool(&j, "oversubscribed", ld->oversubscribed);
+    lts_json_obj_end(&j);
     lts_json_obj_end(&j);
     int rc = lts_json_emit(&j, f);
     lts_json_free(&j);
@@ -415,15 +432,24 @@ int main(int argc, char **argv) {
     lts_congest_cfg_t cfg = {.load = o.load, .size = o.size, .duration_s = o.duration_s, .seed = o.seed,
                              .stop = &g_signal, .ready_file = getenv("LATSCOPE_TEST_READY_FILE"),
                              .ready_msgs = ready_n && atof(ready_n) >= 1 ? floor(atof(ready_n)) : 1.0};
+    /* the survey starts rank 0's load monitor: lts_load_others() then covers the run */
+    lts_host_info_t mine, worst;
+    run_load_t ld = {NAN, 0, 0, 0};
+    int survey = lts_host_survey(MPI_COMM_WORLD, &mine, &worst, &ld.oversubscribed);
     lts_congest_report_t rep;
     lts_congest_run(&cfg, role, a.me, peer, bw, sbuf, rbuf, &rep);
+    if (a.me == 0 && survey == 0) {
+        ld.load_others = lts_load_others();
+        ld.cpus_available = mine.cpus_available;
+        ld.ranks = mine.ranks;
+    }
 
     lts_congest_report_t *all = a.me == 0 ? malloc(sizeof *all * (size_t)a.P) : NULL;
     MPI_Gather(&rep, LTS_CONGEST_REPORT_N, MPI_DOUBLE, all, LTS_CONGEST_REPORT_N, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int sig = g_signal != 0, signalled = 0;   /* a signal may reach only some ranks */
     MPI_Reduce(&sig, &signalled, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     int status = 0;
-    if (a.me == 0) status = print_results(&o, a.P, all, measured, signalled, argc, argv);
+    if (a.me == 0) status = print_results(&o, a.P, all, measured, signalled, argc, argv, &ld);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(all);
     free(sbuf);

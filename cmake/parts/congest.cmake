@@ -4,7 +4,7 @@
 # The program is apps/latscope_congest.c; src/congest holds the generator and its random numbers.
 add_executable(latscope-congest ${CMAKE_SOURCE_DIR}/apps/latscope_congest.c ${CMAKE_SOURCE_DIR}/src/congest/congest.c
                ${CMAKE_SOURCE_DIR}/src/congest/mt64.c)
-target_include_directories(latscope-congest PRIVATE ${CMAKE_SOURCE_DIR}/src/congest)
+target_include_directories(latscope-congest PRIVATE ${CMAKE_SOURCE_DIR}/src/congest ${CMAKE_SOURCE_DIR}/src/include)
 target_link_libraries(latscope-congest PRIVATE latscope ${LIBM})
 target_compile_definitions(latscope-congest PRIVATE _GNU_SOURCE)
 target_compile_options(latscope-congest PRIVATE -Wall -Wextra -Wno-unused-parameter)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from latscope.results import under_load
 from latscope.run import launch, mpi_flavor, mpiexec_path, program
 
 from conftest import NPS, mpirun
@@ -83,9 +84,16 @@ def test_achieved_load_given_bandwidth(load, bandwidth, tmp_path):
     (pair,) = rec["pairs"]
     assert pair["requested_bytes_per_s"] == pytest.approx(float(load) * bandwidth)
     # a rate limiter must never send more than asked (+LOAD_TOL); other processes can only take
-    # time from it, so below it is bounded by what a shared machine leaves (Open MPI beside a busy
-    # process: 0.93)
-    assert 1.0 - 3 * LOAD_TOL <= pair["achieved_fraction_of_requested"] <= 1.0 + LOAD_TOL
+    # time from it, so the floor holds where they did not take the CPUs the pair needed (the run's
+    # own load measure, results.under_load). Open MPI beside a busy process measured 0.93; beside
+    # a CPU hog and three other jobs 0.795 (load_others then far above the 0.5 CPU margin).
+    frac = pair["achieved_fraction_of_requested"]
+    assert frac <= 1.0 + LOAD_TOL
+    ld = rec["load"]
+    assert ld["ranks"] == 2 and ld["cpus_available"] >= 1 and ld["oversubscribed"] == (ld["cpus_available"] < 2)
+    loaded = under_load(ld, {"load": ld})
+    if not loaded:
+        assert frac >= 1.0 - 3 * LOAD_TOL, (frac, ld)
     assert pair["sent_bytes"] == pair["received_bytes"] == pair["messages"] * 4096
     assert rec["bandwidth_source"] == "given" and rec["stopped_by_signal"] is False
     assert "0->1" in cp.stdout and "total" in cp.stdout
