@@ -14,7 +14,12 @@ repetitions and records every sample, the wall time and the core of each rank. P
     cache line between the two ranks' cores without MPI (where the host put the two virtual
     CPUs), and 200 runs of a fixed integer loop on rank 0 (the core's own speed). Segments are
     split into a fast and a slow state of the MPI median (the largest gap between sorted segment
-    medians), with each state's durations and the two probes' medians in each state."""
+    medians), with each state's durations and the two probes' medians in each state;
+  - with --batch-replay B: an alternative rule replayed on the traces (here, in Python): the CI of
+    the median taken from the medians of consecutive batches of B repetitions (a t-CI over at
+    least 5 batches; the samples are autocorrelated, so the order-statistic CI, which counts every
+    sample as independent, is too narrow), with the same halves/quarter check and halving.
+    docs/measurement.md "Steady state" has the figures; the library's rule is unchanged."""
 from __future__ import annotations
 
 import argparse
@@ -74,6 +79,52 @@ def size_report(path: Path, target: float, window: int) -> None:
           f"max {max(used_all)}")
 
 
+def _one_state(x: list[float], tol: float) -> bool:
+    """The library's stationarity check (src/core/reps.c one_state): halves, newest quarter."""
+    n, m = len(x), statistics.median(x)
+    h, q = n // 2, n // 4
+    return (abs(statistics.median(x[-h:]) - statistics.median(x[:h])) / m <= tol
+            and abs(statistics.median(x[-q:]) - statistics.median(x[:-q])) / m <= tol)
+
+
+T975 = {4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def _batch_rule(x: list[float], start: int, batch: int, tol: float = 0.025) -> tuple[float, int]:
+    """Median and repetitions used by the batch-median rule from x[start] on."""
+    kept: list[float] = []
+    i, nxt = start, 5 * batch
+    while i < len(x):
+        kept.append(x[i])
+        i += 1
+        if len(kept) < nxt:
+            continue
+        nxt = len(kept) + max(1, len(kept) // 50)
+        k = len(kept) // batch
+        meds = [statistics.median(kept[len(kept) - (j + 1) * batch:len(kept) - j * batch]) for j in range(k)]
+        half = T975.get(k - 1, 2.2 if k <= 30 else 2.0) * statistics.stdev(meds) / k ** 0.5
+        if half / statistics.median(kept) <= tol:
+            if _one_state(kept, tol):
+                return statistics.median(kept), i - start
+            kept = kept[len(kept) // 2:]
+            nxt = max(5 * batch, len(kept) + 1)
+    return statistics.median(kept), i - start
+
+
+def batch_report(path: Path, batch: int, target: float, window: int) -> None:
+    x, _, _ = read_trace(path)
+    far, used = 0, []
+    starts = range(0, max(1, len(x) - window - 5000), 500)
+    for s0 in starts:
+        m, u = _batch_rule(x, s0, batch)
+        lo = max(0, min(s0 + u // 2 - window // 2, len(x) - window))
+        far += abs(m / statistics.median(x[lo:lo + window]) - 1) > target
+        used.append(u)
+    print(f"         batch rule (batches of {batch}) from {len(used)} starts: beyond ±{target * 100:.0f}% of the "
+          f"{window} repetitions around the run {far} ({100 * far / len(used):.1f}%); repetitions p50 "
+          f"{pct(used, .5)} p90 {pct(used, .9)} max {max(used)}")
+
+
 def probe_report(path: Path) -> None:
     rows = [[float(v) for v in line.split()] for line in path.read_text().splitlines() if not line.startswith("#")]
     mpi = [r[2] for r in rows]
@@ -112,9 +163,12 @@ def main() -> int:
     ap.add_argument("--pin", action="store_true", help="each rank bound to a core of its own (latscope.run.launch)")
     ap.add_argument("--target", type=float, default=0.03)
     ap.add_argument("--keep", help="directory to keep the traces in (default: a temporary one)")
+    ap.add_argument("--batch-replay", type=int, default=0, metavar="B",
+                    help="also replay a rule whose CI comes from medians of B-repetition batches (0: no)")
     a = ap.parse_args()
-    if a.reps < 1000 or a.probe_segments < 0:
-        print(f"--reps {a.reps} / --probe-segments {a.probe_segments}: need reps >= 1000, segments >= 0",
+    if a.reps < 1000 or a.probe_segments < 0 or a.batch_replay < 0:
+        print(f"--reps {a.reps} / --probe-segments {a.probe_segments} / --batch-replay {a.batch_replay}: need reps "
+              ">= 1000, segments >= 0, batch >= 0",
               file=sys.stderr)
         return 2
     ln = launch(2, pin=a.pin)
@@ -136,6 +190,8 @@ def main() -> int:
                 probe_report(f)
             else:
                 size_report(f, a.target, window)
+                if a.batch_replay:
+                    batch_report(f, a.batch_replay, a.target, window)
     return 0
 
 
