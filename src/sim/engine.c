@@ -455,6 +455,13 @@ static inline void prefetch_unexp(const sim_t *s, int r) {
     if (s->r[r].lists & (1u << L_UNEXP)) __builtin_prefetch(&s->q[s->rl[(size_t)r * 3 + L_UNEXP].head]);
 }
 
+/* The table entry of a rank's next draw (its state in cache by then): the draw's load was a stall of
+ * its send, the 32 KiB table sharing the first-level cache with everything else. */
+static inline void prefetch_draw(const sim_t *s, int r) {
+    uint64_t st = s->r[r].rng;
+    __builtin_prefetch(&s->o->table[lts_inject_next_index(&st)]);
+}
+
 /* the earliest event (s->hn > 0); a failed reallocation sets s->failed */
 static ev_t pop(sim_t *s) {
     for (;;) {
@@ -1267,6 +1274,7 @@ static int run_window(sim_t *s) {
                 PREFETCH_RANK(s, EV_RANK(b->e[i + PREFETCH_AHEAD].p));
                 prefetch_lists(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 2].p));
                 prefetch_unexp(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 4].p));
+                if (s->o->table) prefetch_draw(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 4].p));
             }
             const ev_t *e = &b->e[i];
             s->hn--;
@@ -1403,7 +1411,9 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
     /* windows in rank order (run_window): eager messages only (run-ahead), no shared-memory flag
      * (seen by every rank at once), and L at least a wheel bucket (else the windows are too narrow
      * to hold more than the wheel's buckets do) */
-    if (s.ahead && !p->shm_flag && o->par.L >= ((int64_t)1 << WBITS)) {
+    const char *wenv = getenv("LATSCOPE_SIM_WINDOWS");   /* "0": the timing wheel's time order instead, the
+                                                          same output (tests/python/test_sim.py compares) */
+    if (s.ahead && !p->shm_flag && o->par.L >= ((int64_t)1 << WBITS) && !(wenv && !strcmp(wenv, "0"))) {
         s.win = 1;
         while (s.wbits < 62 && ((int64_t)1 << (s.wbits + 1)) <= o->par.L) s.wbits++;
         int bits = 1;   /* the rank's digits (win_enter) */
