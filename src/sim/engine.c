@@ -1128,11 +1128,11 @@ static int prog_arrive(sim_t *s, int r, int32_t m) {
     return 0;
 }
 
-/* ---- windows in rank order (generated schedules, every message eager, L > 0) -----------------
- * Conservative lookahead (Chandy & Misra 1979; LogGOPSim's own parallel version uses it too): a
- * message sent at t arrives no earlier than t + L (do_send: o_s + b G + L after its start), and in
- * run-ahead mode (lts_sim_run_prog) an eager message's arrival is the only event, so processing an
- * event at t >= k W creates none before k W + L >= (k + 1) W when W <= L. The events of window k,
+/* ---- windows in rank order (generated schedules, every message eager, o_s + L >= 16 ns) ------
+ * Conservative lookahead (Chandy & Misra 1979): a message sent at t arrives no earlier than
+ * t + o_s + L (do_send: o_s + b G + L after its start, noise only stretching o_s), and in run-ahead
+ * mode (lts_sim_run_prog) an eager message's arrival is the only event, so processing an event at
+ * t >= k W creates none before k W + o_s + L >= (k + 1) W when W <= o_s + L. The events of window k,
  * [k W, (k + 1) W), are therefore all known when it starts, and no rank's state is read or written
  * by another rank's event: each rank sees its own events of the window in the engine's order
  * (time, type, payload; the timing wheel's, above) and the result is the time-ordered run's, byte
@@ -1141,7 +1141,7 @@ static int prog_arrive(sim_t *s, int r, int32_t m) {
  * (docs/sim.md "Scale": the misses were the run); in rank order the state streams and the new
  * events go to the few windows L + o + a draw ahead. A window whose events share one instant (a
  * lock-step schedule) keeps its arrival order, as the wheel's FIFO does. W is the largest power of
- * two <= L; windows live in the wheel's buckets (ring, NB of them, later ones in the far heap). */
+ * two <= o_s + L; windows live in the wheel's buckets (ring, NB of them, later ones in the far heap). */
 static ev_t *win_slot(sim_t *s, int64_t t) {
     uint64_t k = (uint64_t)t >> s->wbits;
     if (__builtin_expect(k < s->cur + NB && (k > s->cur || !s->events), 1)) {
@@ -1413,9 +1413,10 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
      * to hold more than the wheel's buckets do) */
     const char *wenv = getenv("LATSCOPE_SIM_WINDOWS");   /* "0": the timing wheel's time order instead, the
                                                           same output (tests/python/test_sim.py compares) */
-    if (s.ahead && !p->shm_flag && o->par.L >= ((int64_t)1 << WBITS) && !(wenv && !strcmp(wenv, "0"))) {
+    const int64_t look = o->par.L + o->par.o_s;   /* an eager message's arrival is >= o_s + L after its send */
+    if (s.ahead && !p->shm_flag && look >= ((int64_t)1 << WBITS) && !(wenv && !strcmp(wenv, "0"))) {
         s.win = 1;
-        while (s.wbits < 62 && ((int64_t)1 << (s.wbits + 1)) <= o->par.L) s.wbits++;
+        while (s.wbits < 62 && ((int64_t)1 << (s.wbits + 1)) <= look) s.wbits++;
         int bits = 1;   /* the rank's digits (win_enter) */
         while (bits < 31 && ((uint32_t)(s.P - 1) >> bits)) bits++;
         s.wpass = (bits + 10) / 11;
