@@ -1172,10 +1172,14 @@ static int win_buf(sim_t *s, evvec_t *v, size_t n) {
     size_t nc = v->cap ? v->cap : 1024;
     while (nc < n) nc *= 2;
     free(v->e);
-    v->e = malloc(nc * sizeof *v->e);
+    /* on huge pages from 2 MiB on (aligned to one): the sort scatters over the whole buffer */
+    size_t bytes = nc * sizeof *v->e;
+    void *m = NULL;
+    if (bytes < (2u << 20) ? !(m = malloc(bytes)) : posix_memalign(&m, 2u << 20, bytes) != 0) m = NULL;
+    v->e = m;
     v->cap = v->e ? nc : 0;
     if (!v->e) return fail(s, LTS_ENOMEM, "out of memory (a window of %zu events)", n);
-    if (nc * sizeof *v->e >= (8u << 20)) hugify(v->e, nc * sizeof *v->e);
+    if (bytes >= (2u << 20)) hugify(v->e, bytes);
     return 0;
 }
 
