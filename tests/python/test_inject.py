@@ -101,8 +101,11 @@ def test_pingpong_grows_by_delay(inject_lib, table20):
 
 def test_collectives_delayed(inject_lib, table20):
     r = result(probe(env_for(table20), inject_lib))
-    for k in ("barrier_median_us", "allreduce_median_us", "bcast_median_us"):
-        assert grown(r, k) == pytest.approx(DELAY_US, abs=TOL_US), k
+    # minima of the MPI_/PMPI_ pairs (load only adds time): the delay once, not twice, not
+    # missing; the median holds the delay too (a delay skipped in some calls fails it)
+    for k in ("barrier", "allreduce", "bcast"):
+        assert grown(r, f"{k}_min_us") == pytest.approx(DELAY_US, abs=TOL_US), k
+        assert r[f"{k}_median_us"] >= DELAY_US, k
 
 
 def test_no_preload_no_growth(table20):
@@ -113,15 +116,18 @@ def test_no_preload_no_growth(table20):
 def test_disabled_by_calls(inject_lib, table20, tmp_path):
     r = result(probe(env_for(table20, calls="-p2p,-coll", log=str(tmp_path / "log")), inject_lib))
     assert abs(grown(r, "half_rtt_min_us")) < TOL_US
-    assert abs(grown(r, "barrier_median_us")) < TOL_US
+    assert abs(grown(r, "barrier_min_us")) < TOL_US
     for rank in range(NP):
         assert json.loads((tmp_path / f"log.{rank}.json").read_text())["count"] == 0
 
 
 def test_calls_grammar_excludes_one(inject_lib, table20):
     r = result(probe(env_for(table20, calls="p2p,coll,-barrier"), inject_lib))
-    assert abs(grown(r, "barrier_median_us")) < TOL_US
-    assert grown(r, "allreduce_median_us") == pytest.approx(DELAY_US, abs=TOL_US)
+    # minima: beside a CPU hog and other jobs the excluded barrier's MPI_/PMPI_ medians differed
+    # by 6.4 us (the first call of each pair absorbing the ranks' skew); the nearest bug, the
+    # barrier delayed after all, adds 20 us to its minimum
+    assert abs(grown(r, "barrier_min_us")) < TOL_US
+    assert grown(r, "allreduce_min_us") == pytest.approx(DELAY_US, abs=TOL_US)
     adds(r, "half_rtt_min_us", DELAY_US)
 
 
