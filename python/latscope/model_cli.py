@@ -294,6 +294,10 @@ def _cmd_upper_bound(args: argparse.Namespace) -> int:
     if G is None:
         raise ModelError("the upper bound (eqs. 13-14) needs G: give --G (e.g. --G 0.5ns) or --params with LogGP's G")
     if not G > 0:
+        if args.G_s_per_byte is None:
+            # a fit writes 0 where its G came out negative (g(m) did not grow with the size)
+            raise ModelError(f"{args.params}: G = {G:g} s/byte, and the bound F/2G needs G > 0 (a fit writes 0 "
+                             "where g(m) did not grow with the message size: measure larger sizes, or give --G)")
         raise ModelError(f"--G {G:g} s/byte: must be > 0 (the bound is F/2G)")
     net = network_from_args(args, ps)
     ub = upper_bound(G, net)

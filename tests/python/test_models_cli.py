@@ -57,6 +57,21 @@ def test_upper_bound_both_readings(pfile, capsys) -> None:
     assert rc == 0 and json.loads(out)["ratio"] == pytest.approx(2.22474, abs=1e-5)
 
 
+def test_upper_bound_with_a_fit_of_zero_G_names_the_file(tmp_path, capsys) -> None:
+    """A fit writes G = 0 where g(m) did not grow with the size (a loaded machine, small sizes):
+    the bound F/2G cannot be computed, and the message names the file and the way out, not an
+    --G the user never gave; --G still overrides."""
+    zero = json.loads(json.dumps(ALEWIFE))
+    zero["params"]["G_s_per_byte"] = 0.0
+    f = tmp_path / "g0.json"
+    f.write_text(json.dumps(zero))
+    rc, out, err = run(model_cli.main, ["upper-bound", "--params", str(f)], capsys)
+    assert rc == 2 and out == ""
+    assert str(f) in err and "G = 0 s/byte" in err and "give --G" in err and "--G 0" not in err
+    rc, out, _ = run(model_cli.main, ["upper-bound", "--params", str(f), "--G", "25ns", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["ratio"] == pytest.approx(2.17033, abs=1e-5)
+
+
 def test_every_subcommand_runs_and_plots(pfile, tmp_path, capsys) -> None:
     cmds = [
         ["p2p", "--params", pfile, "--size", "0", "--size", "1KiB"],
