@@ -30,7 +30,10 @@ it, as the mean |error| over the modelled rows of a run; each run also prints it
 end the largest |row error| of every run, so that a mean met by rows that cancel is seen.
 --keep DIR keeps each run's files; --from DIR predicts again from them without measuring, and
 --without LIST leaves measured parameters out: a model change is judged on the same
-measurements. Each run also prints its mean error on the same files without irecv_wait and
+measurements. The loop simulation draws every cost from the spread the LogP runs measured for it
+(their records' min, median, p90, p99; docs/barriers.md "The loop under measured noise"), so the
+loop settles in the mix of states that noise produces; --without noise gives every cost its median.
+Each run also prints its mean error on the same files without noise, without irecv_wait and
 without rtt_poll_any (the model before each), and with the exchange rows in their 2-cycle
 instead of entering together (docs/barriers.md; shown, never judged)."""
 from __future__ import annotations
@@ -74,9 +77,12 @@ def loop_half_rtt_s(f: logp.LogPFit) -> float:
     return f.o_s_s + (f.L_s if f.L_loop_s is None else f.L_loop_s) + f.o_r_s
 
 
-def predict(f: logp.LogPFit, res: list[Results], without: frozenset[str] = frozenset()) -> pd.DataFrame:
+def predict(f: logp.LogPFit, res: list[Results], without: frozenset[str] = frozenset(),
+            jitter: dict[str, tuple[tuple[float, float], ...]] | None = None) -> pd.DataFrame:
     """compare_results with every parameter fitted from the LogP runs; ``without`` names the
-    parameters left out (the model as it was before them: --without, and the side-by-side line)."""
+    parameters left out (the model as it was before them: --without, and the side-by-side line);
+    ``jitter``: the LogP runs' measured spread of each op (logp.jitter_tables), every cost of the
+    loop simulation drawn from it (left out with ``noise`` in ``without``: every cost its median)."""
     def x(op: str) -> float | None:
         return None if op in without else aux(f, op)
     # post_s / poll_s / flag_s: logp's post, poll and flag (measured above, like every other parameter)
@@ -87,7 +93,8 @@ def predict(f: logp.LogPFit, res: list[Results], without: frozenset[str] = froze
                            post_s=x("post") or 0.0, flag_s=x("flag"), mcast_s=x("mcast"),
                            poll_s=x("poll"), L_poll_s=None if "rtt_poll" in without else f.L_poll_s,
                            wait_s=None if "rwait" in without else f.wait_s, irecv_wait_s=x("irecv_wait"),
-                           L_poll_any_s=None if "rtt_poll_any" in without else f.L_poll_any_s)
+                           L_poll_any_s=None if "rtt_poll_any" in without else f.L_poll_any_s,
+                           jitter=None if "noise" in without else jitter)
 
 
 def params_of(f: logp.LogPFit) -> ModelParams:
@@ -96,7 +103,7 @@ def params_of(f: logp.LogPFit) -> ModelParams:
 
 
 WITHOUT: frozenset[str] = frozenset()   # --without: parameters left out of the model
-COMPARE_WITHOUT = ("irecv_wait", "rtt_poll_any")   # each run's side-by-side errors: the model without each
+COMPARE_WITHOUT = ("noise", "irecv_wait", "rtt_poll_any")   # each run's side-by-side errors: the model without each
 
 
 def exchange_cycle(f: logp.LogPFit, rows: pd.DataFrame) -> float | None:
@@ -147,6 +154,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
         run(2, lp_args + ["-o", str(lps[0])])
         lp_res = [load(lps[0])]
     f = logp.fit_logp(lp_res)
+    jt = logp.jitter_tables(lp_res)   # each op's measured spread: the loop simulation draws from it
     drift = ""
     if together:
         fa, fb = (logp.fit_logp([r]) for r in lp_res)
@@ -173,7 +181,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
         if not (together and np_ == 2) and not reuse:
             run(np_, bench_args("all", 30e-6, reps) + ["-o", str(out)])
         res.append(load(out))
-    df = predict(f, res, WITHOUT)
+    df = predict(f, res, WITHOUT, jt)
     loaded = [r for r in res if "under_load" in r.points and r.points["under_load"].fillna(False).astype(bool).any()]
     note = f"{len(loaded)} of {len(res)} barrier files had points under load" if loaded else "no point under load"
     if drift:
@@ -227,7 +235,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
         note += f"; worst row np {w['P']} {w['alg']} {100 * w['rel_err']:+.0f}%"
     # side by side on the same files: the model without the newest parameter (judging a change)
     for side in (x for x in COMPARE_WITHOUT if x not in WITHOUT and not fit_.empty):
-        d0 = predict(f, res, WITHOUT | {side})
+        d0 = predict(f, res, WITHOUT | {side}, jt)
         d0 = d0[d0["P"] <= cores()]
         note += f"; same files without {side}: {100 * mean_abs_rel_err(d0):.1f}%"
     cyc = exchange_cycle(f, fit_)
@@ -260,14 +268,15 @@ def main() -> int:
                     help="measure nothing: predict again from the files a --keep DIR run left (DIR/run<k>; "
                     "--runs defaults to their number), e.g. to judge a model change on the same measurements")
     ap.add_argument("--without", default="", metavar="LIST",
-                    help="leave these measured parameters out of the model (comma-separated: irecv_wait, "
-                    "rtt_poll_any, rwait, rtt_poll, poll, post, flag, mcast): the model as it was before them")
+                    help="leave these measured parameters out of the model (comma-separated: noise, irecv_wait, "
+                    "rtt_poll_any, rwait, rtt_poll, poll, post, flag, mcast): the model as it was before them "
+                    "(noise: every cost its median instead of drawn from its measured spread)")
     ap.add_argument("--pin", action="store_true",
                     help="each rank bound to a core of its own (np <= cores; latscope.run.launch)")
     a = ap.parse_args()
     global PIN, WITHOUT
     PIN = a.pin
-    known = {"irecv_wait", "rtt_poll_any", "rwait", "rtt_poll", "poll", "post", "flag", "mcast"}
+    known = {"noise", "irecv_wait", "rtt_poll_any", "rwait", "rtt_poll", "poll", "post", "flag", "mcast"}
     WITHOUT = frozenset(x for x in a.without.split(",") if x)
     if WITHOUT - known:
         ap.error(f"--without {a.without}: unknown {', '.join(sorted(WITHOUT - known))}; valid: {', '.join(sorted(known))}")

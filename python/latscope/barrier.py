@@ -12,6 +12,7 @@ the seed's mean-of-means alongside.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -77,7 +78,8 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
                     flag_s: float | None = None, bcast: str | None = None,
                     mcast_s: float | None = None, poll_s: float | None = None,
                     L_poll_s: float | None = None, wait_s: float | None = None,
-                    irecv_wait_s: float | None = None, L_poll_any_s: float | None = None) -> pd.DataFrame:
+                    irecv_wait_s: float | None = None, L_poll_any_s: float | None = None,
+                    jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = None) -> pd.DataFrame:
     """compare() on loaded results (barrier records of any of them; others are ignored).
 
     Columns: ``closed_form_s`` (the seed's single-entry critical path, row_time_s),
@@ -111,7 +113,7 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
                 loop = row_loop_time_s(params, P, str(r["alg"]), dummy_s=dummy, L_raw_s=L_raw_s, post_s=post_s,
                                        flag_s=flag_s, bcast=model, mcast_s=mcast_s, poll_s=poll_s,
                                        L_poll_s=L_poll_s, wait_s=wait_s, irecv_wait_s=irecv_wait_s,
-                                       L_poll_any_s=L_poll_any_s)
+                                       L_poll_any_s=L_poll_any_s, jitter=jitter)
             except ModelError:
                 closed = loop = None   # a user-registered algorithm: no model
             rows.append({"alg": r["alg"], "P": P, "predicted_s": loop, "closed_form_s": closed, "measured_s": meas,

@@ -407,6 +407,37 @@ def fit_logp(results: list[Results], confidence: float = 0.95, large_from_bytes:
                    aux=aux)
 
 
+def jitter_tables(results: list[Results]) -> dict[str, tuple[tuple[float, float], ...]]:
+    """Each AUX_OPS / OPS op's measured spread at its smallest size, as the barrier loop simulation
+    draws it (models.barrier_sim SimParams.jitter): a piecewise-linear quantile function of the
+    deviation from the median, through the record's order statistics (min at 0, median at 0.5,
+    p90, p99; above p99 held at p99: the rare scheduler stalls of max_s are left out, a loop of
+    300 barriers meets about 3 of them). Several records of one op (logp before and after the
+    rows): each statistic averaged."""
+    stats_: dict[str, list[tuple[float, float, float, float]]] = {}
+    small: dict[str, int] = {}
+    for res in results:
+        df = res.points
+        if df.empty or "op" not in df or res.meta.get("bench") != "logp":
+            continue
+        for _, row in df.iterrows():
+            op, size = str(row["op"]), int(row["size_bytes"])
+            if op not in OPS and op not in AUX_OPS:
+                continue
+            vals = [row.get(c) for c in ("min_s", "median_s", "p90_s", "p99_s")]
+            if any(v is None or pd.isna(v) for v in vals):
+                continue
+            if op not in small or size < small[op]:
+                small[op], stats_[op] = size, []
+            if size == small[op]:
+                stats_[op].append(tuple(float(v) for v in vals))  # type: ignore[arg-type]
+    out: dict[str, tuple[tuple[float, float], ...]] = {}
+    for op, xs in stats_.items():
+        mn, med, p90, p99 = (sum(x[i] for x in xs) / len(xs) for i in range(4))
+        out[op] = ((0.0, mn - med), (0.5, 0.0), (0.9, p90 - med), (0.99, p99 - med), (1.0, p99 - med))
+    return out
+
+
 def fit_files(paths: list[str], confidence: float = 0.95,
               large_from_bytes: int | None = None) -> tuple[LogPFit, dict[str, Any]]:
     """Load results files and fit; returns the fit and the first file's metadata."""

@@ -303,6 +303,45 @@ def test_exchange_receive_costs_irecv_wait():
         SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, irecv_wait_s=-100e-9)
 
 
+def test_loop_under_measured_noise_settles_in_the_mix_of_states_the_noise_produces():
+    """SimParams.jitter (docs/barriers.md "The loop under measured noise"): every cost drawn from its
+    op's measured spread. A zero spread is the deterministic loop; an exchange round whose catch
+    window (post_s - L_poll = 50 ns here) is wider than the send's spread stays with the ranks
+    together; a spread wider than the window kicks it out, into barriers where the first rank in
+    pays the wait floor, so its median rises toward the 2-cycle's. Deterministic given the seed."""
+    from latscope.models.barrier_sim import quantile_deviation
+
+    tab = ((0.0, -100e-9), (0.5, 0.0), (0.9, 40e-9), (0.99, 300e-9), (1.0, 300e-9))
+    assert quantile_deviation(tab, 0.0) == pytest.approx(-100e-9)
+    assert quantile_deviation(tab, 0.25) == pytest.approx(-50e-9)
+    assert quantile_deviation(tab, 0.5) == 0.0
+    assert quantile_deviation(tab, 0.7) == pytest.approx(20e-9)
+    assert quantile_deviation(tab, 0.995) == pytest.approx(300e-9)
+    sp = SimParams(o_s_s=200e-9, o_r_s=1300e-9, L_s=100e-9, post_s=50e-9, L_poll_s=0.0, irecv_wait_s=900e-9,
+                   wait_s=1500e-9)
+    kw = dict(flag_s=100e-9, mcast_s=300e-9, bcast="mcast", poll_s=300e-9)
+    zero = {op: ((0.0, 0.0), (0.5, 0.0), (1.0, 0.0)) for op in ("o_s", "o_r", "post", "poll", "irecv_wait", "rwait",
+                                                                 "flag", "mcast")}
+    for P in (2, 3, 4):
+        for row in ("pairwise", "dissemination", "tree:k=4", "binomial", "linear", "linear-2net", "tree-shm:k=4",
+                    "tree-bcast:k=4", "tournament"):
+            assert row_loop_time_s(sp, P, row, jitter=zero, **kw) == pytest.approx(row_loop_time_s(sp, P, row, **kw),
+                                                                                 rel=1e-12), (P, row)
+
+    def send_spread(w: float) -> dict[str, tuple[tuple[float, float], ...]]:
+        return {"o_s": ((0.0, -w), (0.5, 0.0), (1.0, w))}
+
+    together = row_loop_time_s(sp, 2, "pairwise")     # post 50 + send 200 + irecv_wait 900
+    assert together == pytest.approx(1150e-9)
+    narrow = row_loop_time_s(sp, 2, "pairwise", jitter=send_spread(10e-9))
+    wide = row_loop_time_s(sp, 2, "pairwise", jitter=send_spread(100e-9))
+    assert narrow is not None and wide is not None
+    assert narrow < together + 30e-9            # +-10 ns inside the 50 ns window: still together
+    # +-100 ns: out of the window in many barriers, each rank paying the floor in some
+    assert together + 200e-9 < wide < 2150e-9   # 2150: the floor-paying barrier of the 2-cycle
+    assert row_loop_time_s(sp, 2, "pairwise", jitter=send_spread(100e-9)) == wide   # seeded: reproducible
+
+
 def test_auto_broadcast_model_follows_what_the_library_does():
     """auto: the multicast exit where the measured broadcast beats a message on one host (MPICH's
     shared-memory release), else a binomial tree of messages (Open MPI on one node: its measured

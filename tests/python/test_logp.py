@@ -214,6 +214,15 @@ def test_post_flag_mcast_reach_the_parameter_file(tmp_path, monkeypatch, capsys)
     # irecv_wait: completing a receive whose message is there: no round trip inside, and more than
     # queueing a receive with nothing to match (it finds, matches and completes one)
     assert fastest(runs, "post") < fastest(runs, "irecv_wait") < rtt_min
+    # each op's spread for the barrier loop simulation (docs/barriers.md "The loop under measured
+    # noise"): deviations from the median through min, median, p90, p99, averaged over the runs
+    jt = logp.jitter_tables(runs)
+    for op in ("o_s", "o_r", "post", "poll", "irecv_wait", "rwait", "mcast", "flag"):
+        qs, ds = zip(*jt[op])
+        assert qs == (0.0, 0.5, 0.9, 0.99, 1.0) and ds[1] == 0.0 and list(ds) == sorted(ds), op
+        recs = [r.points[(r.points["op"] == op)].sort_values("size_bytes").iloc[0] for r in runs]
+        assert ds[0] == pytest.approx(sum(float(x["min_s"]) - float(x["median_s"]) for x in recs) / 2, abs=1e-15)
+        assert ds[3] == pytest.approx(sum(float(x["p99_s"]) - float(x["median_s"]) for x in recs) / 2, abs=1e-15)
     pj = tmp_path / "p.json"
     f.write(pj, res.meta)
     src = json.loads(pj.read_text())["source"]

@@ -72,9 +72,10 @@ there and in docs/barriers.md.
 from __future__ import annotations
 
 import math
+import random
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import ModelError, require_int_at_least
@@ -102,6 +103,33 @@ __all__ = [
 
 
 # BCAST_MODELS, BCAST_CHOICES (how MPI_Bcast releases the *-bcast/*-2net rows): models/rows.py
+
+# Each simulated cost's spread (SimParams.jitter): the logp op whose samples measure it, and the
+# share of that op's deviation from its median the cost takes. The ops that time the cost itself
+# take all of it. mcast (out by MPI_Bcast, back by a polled message) gives half to the broadcast's
+# way out. The latencies derived from round trips (L from rtt_loop, L_poll from rtt_poll,
+# L_poll_any) stay at their medians: a round trip's spread is mostly the o_s, o_r / poll of its
+# two hops, which are drawn already; giving L its round trip's spread as well counts it twice
+# (docs/barriers.md "The loop under measured noise").
+JITTER_OPS: dict[str, tuple[str, float]] = {
+    "o_s": ("o_s", 1.0), "o_r": ("o_r", 1.0), "post": ("post", 1.0), "poll": ("poll", 1.0),
+    "irecv_wait": ("irecv_wait", 1.0), "wait": ("rwait", 1.0), "flag": ("flag", 1.0),
+    "mcast": ("mcast", 0.5),
+}
+
+
+def quantile_deviation(table: tuple[tuple[float, float], ...], u: float) -> float:
+    """The deviation from the median at quantile ``u`` of a piecewise-linear quantile function
+    ``((q, deviation), ...)`` (q ascending from 0 to 1): inverse-transform sampling of a measured
+    distribution known by its order statistics (a record's min, median, p90, p99)."""
+    q0, d0 = table[0]
+    if u <= q0:
+        return d0
+    for q1, d1 in table[1:]:
+        if u <= q1:
+            return d0 + (d1 - d0) * (u - q0) / (q1 - q0) if q1 > q0 else d1
+        q0, d0 = q1, d1
+    return d0
 
 
 def resolve_bcast(bcast: str | None, *, mcast_s: float | None, hop_s: float, one_host: bool) -> str:
@@ -135,6 +163,10 @@ class SimParams:
     wait_s: float | None = None     # least time of a blocking receive that has to wait; None: no floor
     irecv_wait_s: float | None = None   # a pre-posted receive whose message is there; None: o_r
     L_poll_any_s: float | None = None   # "pwait" polling MPI_ANY_SOURCE over two communicators; None: L_poll_s
+    # measured spread of each cost (JITTER_OPS below: logp op -> ((quantile, deviation from the
+    # median), ...)); None: every cost its median (the deterministic loop)
+    jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = field(default=None, compare=False)
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.bcast not in BCAST_MODELS:
@@ -174,7 +206,8 @@ class SimParams:
                     bcast: str | None = None, mcast_s: float | None = None,
                     poll_s: float | None = None, L_poll_s: float | None = None,
                     wait_s: float | None = None, irecv_wait_s: float | None = None,
-                    L_poll_any_s: float | None = None) -> "SimParams":
+                    L_poll_any_s: float | None = None,
+                    jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = None) -> "SimParams":
         """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
         parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
         returned as it is (the keyword values then apply only where given)."""
@@ -198,6 +231,8 @@ class SimParams:
                 upd["irecv_wait_s"] = irecv_wait_s
             if L_poll_any_s is not None:
                 upd["L_poll_any_s"] = float(L_poll_any_s)
+            if jitter is not None:
+                upd["jitter"] = jitter
             if bcast is not None:
                 upd["bcast"] = resolve_bcast(bcast, mcast_s=upd.get("mcast_s", params.mcast_s),
                                              hop_s=params.hop_s, one_host=True)
@@ -217,7 +252,7 @@ class SimParams:
         La = None if L_poll_any_s is None else max(float(L_poll_any_s), -(pt.o_r_s if poll_s is None else poll_s))
         return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=model,
                    mcast_s=mcast_s, poll_s=poll_s, L_poll_s=Lp, wait_s=wait_s, irecv_wait_s=irecv_wait_s,
-                   L_poll_any_s=La)
+                   L_poll_any_s=La, jitter=jitter)
 
 
 def raw_latency_s(source: dict[str, Any] | None) -> float | None:
@@ -525,6 +560,16 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
         return out
 
     progs = [expand(program(r, P, k), r) for r in range(P)]
+    # measured noise (params.jitter): every cost drawn from its op's measured distribution, one
+    # seeded stream, so that the loop settles in whatever mix of states that noise produces
+    rng = random.Random(p.seed) if p.jitter else None
+
+    def dev(cost: str, u: float | None = None) -> float:
+        if rng is None or p.jitter is None or cost not in JITTER_OPS:
+            return 0.0
+        op, share = JITTER_OPS[cost]
+        tab = p.jitter.get(op)
+        return share * quantile_deviation(tab, rng.random() if u is None else u) if tab else 0.0
     cpu = [r * stagger_s for r in range(P)]   # each rank's clock (rank r enters first at r * stagger_s)
     last_send = [-math.inf] * P          # start of its last send (gap g)
     last_recv = [-math.inf] * P          # start of its last receive processing (gap g)
@@ -564,16 +609,16 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     chan = ("mcast", op[2], r) if op[1] == "mcast" else (op[1], r, op[2])
                     pending[r].append((chan, posted_n[chan]))
                     posted_n[chan] += 1
-                    cpu[r] += p.post_s
+                    cpu[r] += max(0.0, p.post_s + dev("post"))
                 elif kind == "send":
                     start = max(cpu[r], last_send[r] + p.g_s)
                     last_send[r] = start
-                    cpu[r] = start + p.o_s_s
+                    cpu[r] = start + max(0.0, p.o_s_s + dev("o_s"))
                     sends[(r, op[1], op[2])].append(cpu[r])
                 elif kind == "mcast":
                     start = max(cpu[r], last_send[r] + p.g_s)
                     last_send[r] = start
-                    cpu[r] = start + p.o_s_s
+                    cpu[r] = start + max(0.0, p.o_s_s + dev("o_s"))
                     for q in range(P):
                         if q != r:
                             sends[("mcast", op[1], q)].append(cpu[r])
@@ -585,30 +630,36 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     # the wait's first look: irecv_wait_s; a blocking MPI_Recv ("recv"): o_r
                     xr = None if polled or len(op) > 2 else p.irecv_wait_s
                     lat = p.L_poll_s if polled and p.L_poll_s is not None else p.L_s
+                    lk = "L_poll" if polled and p.L_poll_s is not None else "L"
                     if polled and p.L_poll_any_s is not None:   # linear-2net: any source, two communicators
-                        lat = p.L_poll_any_s
+                        lat, lk = p.L_poll_any_s, "L_poll_any"
                     reqs = pending[r][-n:]
-                    maybe = [ready(c, i, lat) for c, i in reqs]
-                    arr = [a for a in maybe if a is not None]
-                    if len(arr) < len(maybe):
+                    maybe = [ready(c, i, 0.0) for c, i in reqs]   # send ends
+                    ends = [a for a in maybe if a is not None]
+                    if len(ends) < len(maybe):
                         break                   # a matching send has not happened yet
                     del pending[r][-n:]
                     call = cpu[r]
                     # "there" is when a look can find it: L_poll after its send (below)
-                    lv = p.L_s if p.L_poll_s is None else p.L_poll_s
-                    seen = [ready(c, i, lv) for c, i in reqs]
+                    lv, vk = (p.L_s, "L") if p.L_poll_s is None else (p.L_poll_s, "L_poll")
+                    # one quantile per message for both of its latencies (a message late to a
+                    # polling look is late to the blocking receive too); L + o_r >= 0 as above
+                    us_ = [None if rng is None else rng.random() for _ in ends]
+                    arr = [e + max(lat + dev(lk, u), -o_r) for e, u in zip(ends, us_)]
+                    seen = [e + max(lv + dev(vk, u), -o_r) for e, u in zip(ends, us_)]
                     for a, sn in sorted(zip(arr, seen)):
                         free = max(cpu[r], last_recv[r] + p.g_s)
-                        if xr is not None and sn is not None and sn <= call + p.post_s:
+                        if xr is not None and sn <= call + p.post_s:
                             # found at the first look (an exchange round's crossing messages):
                             # MPI_Wait of a posted receive, from when a look sees it
                             last_recv[r] = max(free, sn)
-                            cpu[r] = last_recv[r] + xr
+                            cpu[r] = last_recv[r] + max(0.0, xr + dev("irecv_wait"))
                         else:
                             # LogP: max(ready, free) + o_r, the hop's L from the loop's round
                             # trip (a receiver that waits; the wait's own grid folded in)
                             last_recv[r] = max(free, a)
-                            cpu[r] = last_recv[r] + o_r
+                            cpu[r] = last_recv[r] + max(0.0, o_r + dev("poll" if polled and p.poll_s is not None
+                                                                       else "o_r"))
                     # a blocking wait whose message was not there at its first look (one pass of
                     # the progress engine, post_s: what MPI_Irecv with nothing to match costs)
                     # returns no sooner than its floor. "There" is when a look can find it: L_poll
@@ -618,8 +669,8 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     # whenever L_loop > post_s and was charged the floor on both ranks
                     # (docs/barriers.md "Blocking waits", "The exchange rows")
                     if not polled and p.wait_s is not None and arr:
-                        if max(x for x in seen if x is not None) > call + p.post_s:
-                            cpu[r] = max(cpu[r], call + p.wait_s)
+                        if max(seen) > call + p.post_s:
+                            cpu[r] = max(cpu[r], call + max(0.0, p.wait_s + dev("wait")))
                 elif kind == "work":
                     cpu[r] += op[1]
                 elif kind == "flag_set":
@@ -629,7 +680,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     if t is None:
                         break
                     lat = p.flag_latency_s if kind == "flag_wait" else float(p.mcast_s or 0.0)
-                    cpu[r] = max(cpu[r], t + lat)
+                    cpu[r] = max(cpu[r], t + max(0.0, lat + dev("flag" if kind == "flag_wait" else "mcast")))
                 else:   # pragma: no cover - programs are built above
                     raise ModelError(f"internal: unknown op {op!r}")
                 pc[r] += 1
@@ -642,6 +693,10 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
 def single_shot_s(program: Program, P: int, k: int, params: SimParams) -> float:
     """Critical path of one barrier that every rank enters at 0: the last rank's exit time."""
     return max(t[0] for t in simulate(program, P, k, params, iterations=1))
+
+
+JITTER_ITERATIONS = 300   # barriers per simulated loop with measured noise (the benchmark's --min-reps)
+JITTER_SEEDS = 4          # independent noisy loops pooled per prediction
 
 
 def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s: float = 30e-6,
@@ -657,14 +712,26 @@ def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s:
     # time (simulate(stagger_s=...) starts there). Measured, launches beside heavy load sat
     # nearer the cycle and the quietest in the window (docs/barriers.md "The exchange rows"); the
     # prediction is for the issue's quiet machine: ranks entering together, the window.
-    times = simulate(program, P, k, params, iterations=iterations, dummy_s=dummy_s)
+    if params.jitter:
+        # with measured noise: as many barriers as the benchmark times (bench_args: 300 after its
+        # warm-up), so that each rank's median is taken over a sample of the same size, pooled over
+        # SEEDS independent loops (the per-rank median of a mix of states is itself noisy)
+        iterations = max(iterations, warmup + JITTER_ITERATIONS)
+        runs = [simulate(program, P, k, replace(params, seed=params.seed + s), iterations=iterations, dummy_s=dummy_s)
+                for s in range(JITTER_SEEDS)]
+        times = [[x for run in runs for x in run[r][warmup:]] for r in range(P)]
+        first = max(run[r][0] for run in runs[:1] for r in range(P))
+        warmup = 0
+    else:
+        times = simulate(program, P, k, params, iterations=iterations, dummy_s=dummy_s)
+        first = max(t[0] for t in times)
     meds, means = [], []
     for t in times:
         tail = sorted(t[warmup:])
         n = len(tail)
         meds.append(tail[n // 2] if n % 2 else 0.5 * (tail[n // 2 - 1] + tail[n // 2]))
         means.append(sum(tail) / n)
-    return LoopResult(per_rank_median_s=meds, per_rank_mean_s=means, single_shot_s=max(t[0] for t in times))
+    return LoopResult(per_rank_median_s=meds, per_rank_mean_s=means, single_shot_s=first)
 
 
 def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row: str, *, dummy_s: float = 30e-6,
@@ -672,14 +739,16 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
                     bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0,
                     poll_s: float | None = None, L_poll_s: float | None = None,
                     wait_s: float | None = None, irecv_wait_s: float | None = None,
-                    L_poll_any_s: float | None = None) -> float | None:
+                    L_poll_any_s: float | None = None,
+                    jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = None) -> float | None:
     """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
-    over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``."""
+    over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``. ``jitter``:
+    each cost drawn from its op's measured distribution (SimParams.jitter)."""
     P = require_int_at_least("P (processes)", P, 1)
     prog, k = row_program(row)
     if prog is None:
         return None
     sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
                                bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s,
-                               irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s)
+                               irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s, jitter=jitter)
     return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s
