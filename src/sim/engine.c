@@ -60,6 +60,11 @@ enum { EV_READY = 0, EV_ARRIVE = 1, EV_CTS = 2, EV_MSG = 3 };   /* ARRIVE: a ren
                                            buckets: qsort */
 
 typedef struct evvec { ev_t *e; size_t n, cap; } evvec_t;
+/* A window's event when every message is eager, of 0 bytes, and no critical path is kept (sim_t.narrow,
+ * run_window): 16 bytes, half of ev_t, so the window's radix sort and the chunks move half the
+ * memory. The time is its offset in its window (t = window << wbits | toff, exact: wbits <= 32), the
+ * payload's arg the sender (a program's send's handle is its rank), the type EV_MSG. */
+typedef struct wev { uint32_t toff, dst, src; int32_t tag; } wev_t;
 /* A bucket of the wheel other than the current one: a list of chunks of CH events from one pool
  * (on huge pages): appending an event costs a store into its bucket's last chunk, and the
  * thousands of buckets in use do not each cost TLB entries and reallocations (bench/sim_scale.py:
@@ -183,6 +188,7 @@ typedef struct sim {
     int64_t now;
     int ahead;           /* programs: a rank may run ahead of the clock (see lts_sim_run_prog) */
     int win;             /* programs: windows of 2^wbits <= L ps processed in rank order (run_window) */
+    int narrow;          /* windows of 16-byte events (wev_t): the chunks and curv/alt hold wev_t */
     int wbits, wpass, wdig;   /* windows: width 2^wbits ps; radix passes and bits of the rank's digits */
     int flag_on;         /* programs: the shared-memory flag was stored, seen from flag_t on */
     int64_t flag_t;
@@ -282,6 +288,7 @@ static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
 
 static int push_win(sim_t *s, const ev_t *e);
 static ev_t *win_slot(sim_t *s, int64_t t);
+static wev_t *nwin_slot(sim_t *s, int64_t t);
 static int push_ev(sim_t *s, ev_t e) {
     if (s->win) return push_win(s, &e);
     int64_t t = e.t;
@@ -698,7 +705,17 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
         R->nic_s = t0 + p->g + b * p->G;
         *done = R->cpu;
         int64_t ta = os_end + b * p->G + p->L;
-        ev_t *x = s->win ? win_slot(s, ta) : NULL;
+        if (s->narrow) {
+            wev_t *y = nwin_slot(s, ta);
+            if (y) {
+                y->toff = (uint32_t)((uint64_t)ta & (((uint64_t)1 << s->wbits) - 1));
+                y->dst = (uint32_t)dst;
+                y->src = (uint32_t)r;
+                y->tag = tag;
+                return 0;
+            }
+        }
+        ev_t *x = s->win && !s->narrow ? win_slot(s, ta) : NULL;
         if (x) {   /* written in its place (slot_add) */
             x->t = ta;
             x->p = EV_MAKE(EV_MSG, dst, handle);
@@ -1068,33 +1085,34 @@ static int run_rank(sim_t *s, int r, int64_t t) {
 }
 
 /* An eager message that must wait in a queue gets a pool entry. */
-static int32_t msg_entry(sim_t *s, const ev_t *ev) {
+static int32_t msg_entry_f(sim_t *s, int src, int tag, int64_t size, uint32_t arg) {
     int32_t m = qalloc(s);
     if (m < 0) return -1;
     qent_t *e = &s->q[m];
     e->kind = M_EAGER;
-    e->h = EV_ARG(ev->p);   /* the send (GOAL: its vertex) */
-    e->src = ev->src;
-    e->tag = ev->tag;
-    e->size = ev->size;
+    e->h = arg;   /* the send (GOAL: its vertex) */
+    e->src = src;
+    e->tag = tag;
+    e->size = size;
     if (s->cr) {   /* the send's number rides in the size (critical path) */
-        e->size = CP_SIZE(ev->size);
-        e->h = (uint32_t)((uint64_t)ev->size >> CP_SIZE_BITS);
+        e->size = CP_SIZE(size);
+        e->h = (uint32_t)((uint64_t)size >> CP_SIZE_BITS);
     }
     return m;
 }
+static int32_t msg_entry(sim_t *s, const ev_t *ev) { return msg_entry_f(s, ev->src, ev->tag, ev->size, EV_ARG(ev->p)); }
 
 /* An eager message reaches rank r: a rank waiting for it processes it at once (its ready list is
  * empty: drained when it began to wait); else it queues, matched (ready) or not (unexpected). */
-static int prog_msg(sim_t *s, int r, const ev_t *ev) {
+static int prog_msg(sim_t *s, int r, int src, int tag, int64_t evsize, uint32_t arg) {
     rank_t *R = &s->r[r];
     uint32_t h;
-    int matched = posted_match(s, R, ev->src, ev->tag, &h);
+    int matched = posted_match(s, R, src, tag, &h);
     if (matched && R->state == R_WAIT) {
-        int64_t size = s->cr ? CP_SIZE(ev->size) : ev->size, t1 = max64(max64(s->now, R->cpu), R->nic_r);
+        int64_t size = s->cr ? CP_SIZE(evsize) : evsize, t1 = max64(max64(s->now, R->cpu), R->nic_r);
         int64_t t = do_recv(s, r, size, s->now);
         if (s->cr) {
-            cp_recv(s, r, h, t1, s->now, (uint32_t)((uint64_t)ev->size >> CP_SIZE_BITS), t);
+            cp_recv(s, r, h, t1, s->now, (uint32_t)((uint64_t)evsize >> CP_SIZE_BITS), t);
             if (t > 0) s->cq[r].tc = h;
         }
         if (--R->outstanding) return 0;
@@ -1102,7 +1120,7 @@ static int prog_msg(sim_t *s, int r, const ev_t *ev) {
         R->pc++;
         return s->ahead ? run_rank(s, r, t) : push(s, EV_READY, r, 0, t);
     }
-    int32_t m = msg_entry(s, ev);
+    int32_t m = msg_entry_f(s, src, tag, evsize, arg);
     if (m < 0) return s->failed;
     if (matched) s->q[m].h2 = h;
     lappend(s, R, matched ? L_READY : L_UNEXP, m);
@@ -1155,14 +1173,40 @@ static ev_t *win_slot(sim_t *s, int64_t t) {
     return NULL;   /* beyond the wheel, or an internal error: push_win */
 }
 
+/* The same for a narrow event (wev_t): a chunk holds 2 CH of them. */
+static inline wev_t *nslot_add(sim_t *s, bslot_t *b) {
+    if (__builtin_expect(!b->n || b->fill == 2 * CH, 0) && slot_chunk(s, b)) return NULL;
+    b->n++;
+    return (wev_t *)s->cev + (size_t)b->tail * 2 * CH + b->fill++;
+}
+static wev_t *nwin_slot(sim_t *s, int64_t t) {
+    uint64_t k = (uint64_t)t >> s->wbits;
+    if (__builtin_expect(k < s->cur + NB && (k > s->cur || !s->events), 1)) {
+        s->hn++;
+        s->ring_n++;
+        return nslot_add(s, &s->ring[k & (NB - 1)]);
+    }
+    return NULL;
+}
+/* An eager message's event (from the far heap) as a narrow one at the end of bucket b. */
+static int nslot_put(sim_t *s, bslot_t *b, const ev_t *e) {
+    wev_t *y = nslot_add(s, b);
+    if (!y) return s->failed;
+    *y = (wev_t){(uint32_t)((uint64_t)e->t & (((uint64_t)1 << s->wbits) - 1)), (uint32_t)EV_RANK(e->p), (uint32_t)e->src,
+                 e->tag};
+    return 0;
+}
+
 static int push_win(sim_t *s, const ev_t *e) {
     uint64_t k = (uint64_t)e->t >> s->wbits;
     if (k <= s->cur && s->events)
         return fail(s, LTS_EINVAL, "internal: an event inside the current window (%lld ps)", (long long)e->t);
+    if (s->narrow && EV_TYPE(e->p) != EV_MSG)
+        return fail(s, LTS_EINVAL, "internal: event type %d in a window", EV_TYPE(e->p));
     s->hn++;
     if (k < s->cur + NB) {
         s->ring_n++;
-        return slot_put(s, &s->ring[k & (NB - 1)], e);
+        return s->narrow ? nslot_put(s, &s->ring[k & (NB - 1)], e) : slot_put(s, &s->ring[k & (NB - 1)], e);
     }
     if (vput(s, &s->far, *e)) return s->failed;
     heap_up(s->far.e, s->far.n - 1);
@@ -1186,13 +1230,23 @@ static int win_buf(sim_t *s, evvec_t *v, size_t n) {
     return 0;
 }
 
+/* Event i of a window's array or chunk, narrow (wev_t) or not: its rank; whether event a precedes
+ * event b of the same rank in the engine's order ((time, payload); narrow: (toff, sender)). */
+#define WEV_RANK(nar, base, i) ((nar) ? ((const wev_t *)(base))[i].dst : (uint32_t)EV_RANK(((const ev_t *)(base))[i].p))
+static inline __attribute__((always_inline)) int wev_lt(const int nar, const void *a, const void *b) {
+    if (!nar) return ev_less(a, b);
+    const wev_t *x = a, *y = b;
+    return x->toff < y->toff || (x->toff == y->toff && x->src < y->src);
+}
+
 /* The next window with events into curv, in processing order: 1, 0 when none is left, or a
  * negative code. Its events are sorted by (rank, time, type, payload), stable: an LSD radix sort
  * on the rank (digits of up to 11 bits over the bits P - 1 needs: s->wdig, s->wpass), the first
  * pass straight out of the bucket's chunks (one read to count, one to scatter), then each run of
  * one rank's events (a few) by insertion on (time, payload). A window whose events share one
- * instant is copied out in arrival order instead. */
-static int win_enter(sim_t *s) {
+ * instant is copied out in arrival order instead. Narrow (wev_t) or not (ev_t): nar, a constant
+ * at each call, so each kind gets its own loops. */
+static inline __attribute__((always_inline)) int win_enter_g(sim_t *s, const int nar) {
     evvec_t *b = &s->curv;
     b->n = 0;
     s->head = 0;
@@ -1201,27 +1255,31 @@ static int win_enter(sim_t *s) {
         s->cur = s->ring_n ? s->cur + 1 : (uint64_t)s->far.e[0].t >> s->wbits;
         while (s->far.n && ((uint64_t)s->far.e[0].t >> s->wbits) < s->cur + NB) {
             ev_t e = heap_pop(&s->far);
-            if (slot_put(s, &s->ring[((uint64_t)e.t >> s->wbits) & (NB - 1)], &e)) return s->failed;
+            bslot_t *sb = &s->ring[((uint64_t)e.t >> s->wbits) & (NB - 1)];
+            if (nar ? nslot_put(s, sb, &e) : slot_put(s, sb, &e)) return s->failed;
             s->ring_n++;
         }
         if (s->ring[s->cur & (NB - 1)].n) break;
     }
+    const size_t esz = nar ? sizeof(wev_t) : sizeof(ev_t), chn = nar ? 2 * CH : CH;
     bslot_t *sl = &s->ring[s->cur & (NB - 1)];
     const size_t n = sl->n;
     s->ring_n -= n;
-    if (win_buf(s, b, n) || win_buf(s, &s->alt, n)) return s->failed;
+    const size_t nev = nar ? (n + 1) / 2 : n;   /* the buffers' size in ev_t */
+    if (win_buf(s, b, nev) || win_buf(s, &s->alt, nev)) return s->failed;
     const int np = s->wpass, db = s->wdig;
     const uint32_t dm = (1u << db) - 1;
     static size_t cnt[3][1u << 11];
     memset(cnt, 0, sizeof cnt[0] * (size_t)np);
     int one_time = 1;
-    const int64_t t0 = s->cev[(size_t)sl->head * CH].t;
+    const char *c0 = (const char *)s->cev + (size_t)sl->head * CH * sizeof(ev_t);
+    const int64_t t0 = nar ? (int64_t)((const wev_t *)c0)->toff : ((const ev_t *)c0)->t;
     for (uint32_t c = sl->head, left = (uint32_t)n; left;) {   /* count */
-        uint32_t take = left < CH ? left : CH;
-        const ev_t *ce = s->cev + (size_t)c * CH;
+        uint32_t take = left < chn ? left : (uint32_t)chn;
+        const char *ce = (const char *)s->cev + (size_t)c * CH * sizeof(ev_t);
         for (uint32_t i = 0; i < take; i++) {
-            uint32_t rk = (uint32_t)EV_RANK(ce[i].p);
-            one_time &= ce[i].t == t0;
+            uint32_t rk = WEV_RANK(nar, ce, i);
+            one_time &= (nar ? (int64_t)((const wev_t *)ce)[i].toff : ((const ev_t *)ce)[i].t) == t0;
             for (int d = 0; d < np; d++) cnt[d][(rk >> (d * db)) & dm]++;
         }
         left -= take;
@@ -1234,15 +1292,16 @@ static int win_enter(sim_t *s) {
                 cnt[d][i] = sum;
                 sum += (uint32_t)x;
             }
-    ev_t *dst = one_time || np % 2 ? b->e : s->alt.e, *oth = dst == b->e ? s->alt.e : b->e;
+    char *dst = (char *)(one_time || np % 2 ? b->e : s->alt.e), *oth = dst == (char *)b->e ? (char *)s->alt.e : (char *)b->e;
     for (uint32_t c = sl->head, left = (uint32_t)n, k = 0; left;) {   /* out of the chunks, which go back to the pool */
-        uint32_t take = left < CH ? left : CH, nx = s->cnext[c];
-        const ev_t *ce = s->cev + (size_t)c * CH;
+        uint32_t take = left < chn ? left : (uint32_t)chn, nx = s->cnext[c];
+        const char *ce = (const char *)s->cev + (size_t)c * CH * sizeof(ev_t);
         if (one_time) {
-            memcpy(dst + k, ce, take * sizeof *ce);
+            memcpy(dst + k * esz, ce, take * esz);
             k += take;
         } else {
-            for (uint32_t i = 0; i < take; i++) dst[cnt[0][(uint32_t)EV_RANK(ce[i].p) & dm]++] = ce[i];
+            for (uint32_t i = 0; i < take; i++)
+                memcpy(dst + cnt[0][WEV_RANK(nar, ce, i) & dm]++ * esz, ce + i * esz, esz);
         }
         left -= take;
         s->cnext[c] = s->cfree;
@@ -1254,47 +1313,59 @@ static int win_enter(sim_t *s) {
     if (one_time) return 1;
     for (int d = 1; d < np; d++) {   /* the other digits, ending in b->e */
         size_t *cd = cnt[d];
-        for (size_t i = 0; i < n; i++) oth[cd[((uint32_t)EV_RANK(dst[i].p) >> (d * db)) & dm]++] = dst[i];
-        ev_t *x = dst;
+        for (size_t i = 0; i < n; i++) memcpy(oth + cd[(WEV_RANK(nar, dst, i) >> (d * db)) & dm]++ * esz, dst + i * esz, esz);
+        char *x = dst;
         dst = oth;
         oth = x;
     }
-    ev_t *e = b->e;
+    char *e = (char *)b->e;
     for (size_t i = 1; i < n; i++)   /* one rank's events: (time, payload), stable */
-        if (EV_RANK(e[i].p) == EV_RANK(e[i - 1].p) && ev_less(&e[i], &e[i - 1])) {
-            ev_t x = e[i];
+        if (WEV_RANK(nar, e, i) == WEV_RANK(nar, e, i - 1) && wev_lt(nar, e + i * esz, e + (i - 1) * esz)) {
+            union { ev_t e; wev_t w; } x;
+            const void *xp = nar ? (const void *)&x.w : (const void *)&x.e;
+            memcpy(&x, e + i * esz, esz);
+            const uint32_t xr = nar ? x.w.dst : (uint32_t)EV_RANK(x.e.p);
             size_t j = i;
-            for (; j > 0 && EV_RANK(e[j - 1].p) == EV_RANK(x.p) && ev_less(&x, &e[j - 1]); j--) e[j] = e[j - 1];
-            e[j] = x;
+            for (; j > 0 && WEV_RANK(nar, e, j - 1) == xr && wev_lt(nar, xp, e + (j - 1) * esz); j--)
+                memcpy(e + j * esz, e + (j - 1) * esz, esz);
+            memcpy(e + j * esz, &x, esz);
         }
     return 1;
 }
 
 /* The events of a program run in windows (s->win): each window's, rank by rank. */
-static int run_window(sim_t *s) {
+static inline __attribute__((always_inline)) int run_window_g(sim_t *s, const int nar) {
     int rc;
-    while ((rc = win_enter(s)) > 0) {
-        evvec_t *b = &s->curv;
-        const size_t n = b->n;
+    while ((rc = win_enter_g(s, nar)) > 0) {
+        const void *be = s->curv.e;
+        const size_t n = s->curv.n;
+        const int64_t wt = (int64_t)(s->cur << s->wbits);
         for (size_t i = 0; i < n; i++) {
             if (__builtin_expect(i + PREFETCH_AHEAD < n, 1)) {
-                PREFETCH_RANK(s, EV_RANK(b->e[i + PREFETCH_AHEAD].p));
-                prefetch_lists(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 2].p));
-                prefetch_unexp(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 4].p));
-                if (s->o->table) prefetch_draw(s, EV_RANK(b->e[i + PREFETCH_AHEAD / 4].p));
+                PREFETCH_RANK(s, WEV_RANK(nar, be, i + PREFETCH_AHEAD));
+                prefetch_lists(s, (int)WEV_RANK(nar, be, i + PREFETCH_AHEAD / 2));
+                prefetch_unexp(s, (int)WEV_RANK(nar, be, i + PREFETCH_AHEAD / 4));
+                if (s->o->table) prefetch_draw(s, (int)WEV_RANK(nar, be, i + PREFETCH_AHEAD / 4));
             }
-            const ev_t *e = &b->e[i];
             s->hn--;
-            s->now = e->t;
             s->events++;
+            if (nar) {
+                const wev_t *w = (const wev_t *)be + i;
+                s->now = wt + (int64_t)w->toff;
+                if ((rc = prog_msg(s, (int)w->dst, (int)w->src, w->tag, 0, w->src))) return rc;
+                continue;
+            }
+            const ev_t *e = (const ev_t *)be + i;
+            s->now = e->t;
             if (EV_TYPE(e->p) != EV_MSG)
                 return fail(s, LTS_EINVAL, "internal: event type %d in a window", EV_TYPE(e->p));
-            if ((rc = prog_msg(s, EV_RANK(e->p), e))) return rc;
+            if ((rc = prog_msg(s, EV_RANK(e->p), e->src, e->tag, e->size, EV_ARG(e->p)))) return rc;
         }
-        b->n = 0;
+        s->curv.n = 0;
     }
     return rc;
 }
+static int run_window(sim_t *s) { return s->narrow ? run_window_g(s, 1) : run_window_g(s, 0); }
 
 static int prog_deadlock(sim_t *s) {
     for (int r = 0; r < s->P; r++) {
@@ -1428,6 +1499,8 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
         while (bits < 31 && ((uint32_t)(s.P - 1) >> bits)) bits++;
         s.wpass = (bits + 10) / 11;
         s.wdig = (bits + s.wpass - 1) / s.wpass;
+        /* 16-byte events where they hold everything (wev_t): no payload, no send number */
+        s.narrow = !o->critical_path && p->size == 0 && s.wbits <= 32;
     }
     /* every rank starts at 0, in rank order (what popping P ready events at 0 would do) */
     for (int r = 0; r < s.P && !rc; r++) rc = run_rank(&s, r, 0);
@@ -1437,7 +1510,7 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
         int r = EV_RANK(e.p);
         switch (EV_TYPE(e.p)) {
         case EV_READY: rc = run_rank(&s, r, s.now); break;
-        case EV_MSG: rc = prog_msg(&s, r, &e); break;
+        case EV_MSG: rc = prog_msg(&s, r, e.src, e.tag, e.size, EV_ARG(e.p)); break;
         case EV_ARRIVE: rc = prog_arrive(&s, r, (int32_t)EV_ARG(e.p)); break;
         case EV_CTS: {
             int32_t m = (int32_t)EV_ARG(e.p);
