@@ -13,6 +13,10 @@
  * trace whose states are seen whole. Output: TRACE_PREFIX<size>.txt per size.
  * With SPLICE > 0 (and two sizes or more), TRACE_PREFIXsplice.txt: the rule replayed likewise on a
  * state change made of real samples, SPLICE of the first size's trace and then the second's.
+ * With BLOCK > 0 (and two sizes or more), TRACE_PREFIXblocks.txt: the rule replayed from every
+ * START-th sample below BLOCK + BLOCK2 on states that alternate, made of real samples: BLOCK of the
+ * first size's trace, BLOCK2 (default BLOCK) of the second's, and so on (N in all; each trace read
+ * in order): sub-levels longer than a stop after min_reps would see, shorter than the run.
  * Then, with PROBE_SEGMENTS > 0, TRACE_PREFIXprobe.txt: per segment, the medians of three things
  * measured one after the other, to tell which of them moves with the ping-pong's state:
  *     seg  t_s  mpi_8B_s  c2c_s  spin_s  mpi_jitter_s
@@ -126,6 +130,7 @@ static void replay(FILE *f, const double *x, long n, const lts_rep_policy_t *pol
     for (long st = 0; st < starts && st + pol->min_reps <= n; st += every) {
         lts_rep_ctl_t c;
         if (lts_rep_ctl_init(&c, pol)) MPI_Abort(MPI_COMM_WORLD, 1);
+        c.ci_batch = lts_rep_ci_batch_len(pol, 1);   /* as lts_measure sets it: back to back */
         lts_stop_reason_t why = LTS_STOP_CONTINUE;
         long i = st;
         while (why == LTS_STOP_CONTINUE && i < n) {
@@ -146,13 +151,15 @@ int main(int argc, char **argv) {
     size_t *sizes = NULL, nsizes = 0;
     char msg[256] = "";
     int n = lts_sa_arg(argc, argv, 3, 100000), every = lts_sa_arg(argc, argv, 4, 50), segs = lts_sa_arg(argc, argv, 5, 0),
-        splice = lts_sa_arg(argc, argv, 6, 0);
+        splice = lts_sa_arg(argc, argv, 6, 0), block = lts_sa_arg(argc, argv, 7, 0),
+        block2 = lts_sa_arg(argc, argv, 8, block);
     if (P != 2 || argc < 3 || lts_parse_sizes(argv[1], &sizes, &nsizes, msg, sizeof msg) || n < 1000 || every < 1 ||
-        segs < 0 || splice < 0 || splice >= n || (splice && nsizes < 2)) {
+        segs < 0 || splice < 0 || splice >= n || (splice && nsizes < 2) || block < 0 || block2 < 0 || block + block2 > n ||
+        (block && (nsizes < 2 || block2 < 1))) {
         if (me == 0 && msg[0]) fprintf(stderr, "%s\n", msg);   /* the sizes' own message */
         if (me == 0)
             fprintf(stderr, "usage: mpiexec -n 2 steady-state-trace SIZES TRACE_PREFIX [N=100000 >= 1000] [START=50] "
-                            "[PROBE_SEGMENTS=0] [SPLICE=0 < N, 2+ sizes]\n");
+                            "[PROBE_SEGMENTS=0] [SPLICE=0 < N, 2+ sizes] [BLOCK=0 BLOCK2=BLOCK: sum <= N, 2+ sizes]\n");
         MPI_Finalize();
         return 2;
     }
@@ -196,7 +203,7 @@ int main(int argc, char **argv) {
             for (long i = 0; i < n && i < (long)m.n; i++)
                 fprintf(f, "%ld %.9f %.6e %d %d\n", i, g_t[first + i], m.samples[i], g_cpu[first + i], cpu1[i]);
             replay(f, m.samples, (long)m.n, &adaptive, every, (long)m.n);
-            if (s < 2 && splice) {   /* kept for the splice below */
+            if (s < 2 && (splice || block)) {   /* kept for the splice and blocks below */
                 kept[s] = malloc(sizeof *kept[s] * m.n);
                 if (!kept[s]) MPI_Abort(MPI_COMM_WORLD, 1);
                 memcpy(kept[s], m.samples, sizeof *kept[s] * m.n);
@@ -217,6 +224,22 @@ int main(int argc, char **argv) {
         memcpy(x + splice, kept[1], sizeof *x * (size_t)n);
         fprintf(f, "# splice %d of size %zu, then size %zu\n", splice, sizes[0], sizes[1]);
         replay(f, x, (long)n + splice, &adaptive, every, splice);
+        fclose(f);
+        free(x);
+    }
+    if (me == 0 && block) {
+        double *x = malloc(sizeof *x * (size_t)n);
+        char path[4096];
+        snprintf(path, sizeof path, "%sblocks.txt", argv[2]);
+        FILE *f = fopen(path, "w");
+        if (!x || !f) { fprintf(stderr, "steady-state-trace: cannot write %s\n", path); MPI_Abort(MPI_COMM_WORLD, 1); }
+        long period = (long)block + block2;
+        for (long i = 0; i < n; i++) {
+            long k = i / period, r = i % period;
+            x[i] = r < block ? kept[0][k * block + r] : kept[1][k * block2 + r - block];
+        }
+        fprintf(f, "# blocks of %d of size %zu and %d of size %zu alternating\n", block, sizes[0], block2, sizes[1]);
+        replay(f, x, (long)n, &adaptive, every, period);
         fclose(f);
         free(x);
     }

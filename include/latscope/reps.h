@@ -59,7 +59,21 @@ typedef struct lts_rep_ctl {
     int stationary;         /* the last check found the halves in agreement */
     double halves_rel_diff; /* |median(newer half) - median(older half)| / |median| at the last check */
     double recent_rel_diff; /* |median(newest quarter) - median(the rest)| / |median| at the last check */
+    size_t ci_batch;        /* the median's batch CI: batch length (0: none; lts_rep_ci_batch_len) */
 } lts_rep_ctl_t;
+
+/* The median's batch CI for repetitions run back to back (docs/measurement.md "Steady state",
+ * "Autocorrelated samples"): at least LTS_CI_BATCHES batches of LTS_CI_BATCH_LEN consecutive
+ * samples. 200: the lag at which the autocorrelation of [sample <= median] of the default
+ * ping-pong fell to 1/e of its lag-1 value in pinned traces (111-199 at 0 B and 8 B; samples
+ * farther apart than that are nearly independent, so their batch medians are too). 5: the fewest
+ * batches a t-CI is usable with (t_4 = 2.78). */
+#define LTS_CI_BATCHES 5
+#define LTS_CI_BATCH_LEN 200
+/* The batch length for a policy: LTS_CI_BATCH_LEN for samples taken back to back, shortened so
+ * that LTS_CI_BATCHES batches fit in max_reps; 0 (no batch CI) for isolated repetitions, a fixed
+ * count, or fewer than 2 samples a batch. */
+size_t lts_rep_ci_batch_len(const lts_rep_policy_t *p, int back_to_back);
 
 int lts_rep_ctl_init(lts_rep_ctl_t *c, const lts_rep_policy_t *p);
 void lts_rep_ctl_free(lts_rep_ctl_t *c);

@@ -95,6 +95,8 @@ int lts_measure(const lts_op_desc_t *op, lts_op_ctx_t *ctx, const lts_measure_cf
 
     lts_rep_ctl_t ctl;
     if ((rc = lts_rep_ctl_init(&ctl, &cfg->policy))) return rc;
+    /* repetitions back to back: the median's CI also over batches (autocorrelated samples) */
+    ctl.ci_batch = lts_rep_ci_batch_len(&cfg->policy, !per_rep);
     /* per block: the samples, the late flags, then the stop flag and the next start instant */
     size_t blk_cap = per_rep ? 1 : 1024;
     double *loc = malloc((2 * blk_cap + 2) * sizeof *loc), *glob = malloc((2 * blk_cap + 2) * sizeof *glob);

@@ -69,6 +69,31 @@ def test_rule_follows_a_real_state_change(sizes: str, splice: int, tmp_path: Pat
         assert early_kept <= kept // 4 + 1, (start, used, discarded, med)
 
 
+def test_rule_sees_sub_levels_longer_than_its_first_stop(tmp_path: Path) -> None:
+    """Sub-levels made of real samples (docs/measurement.md "Steady state", "Autocorrelated
+    samples"): 600 repetitions of 0 B, then 200 of 64 KiB, alternating (steady-state-trace's
+    BLOCK). Every 200 samples of it are one state, so the independent-sample CI with the halves
+    check stops at 200 inside a block, reporting the 64 KiB state from every start within its
+    block; the rule for back-to-back repetitions checks only once it has LTS_CI_BATCHES batches of
+    LTS_CI_BATCH_LEN (1000 samples, more than a period), and its batch CI sees the 64 KiB batches.
+    Replayed from every 20th start within the first period: none may report the 64 KiB state or
+    stop within one period, and a stop must be of the majority (0 B) state."""
+    n, a, b = 4000, 600, 200
+    cp = mpirun(2, ["0,64K", str(tmp_path / "t_"), str(n), "20", "0", "0", str(a), str(b)], prog="steady-state-trace",
+                bind=True)
+    assert cp.returncode == 0, cp.stderr
+    small, _, _ = read_trace(tmp_path / "t_0.txt")
+    large, _, _ = read_trace(tmp_path / "t_65536.txt")
+    m_small, m_large = statistics.median(small), statistics.median(large)
+    assert m_large > 3 * m_small, (m_small, m_large)   # two states far apart, or the test proves nothing
+    _, _, replays = read_trace(tmp_path / "t_blocks.txt")
+    assert [r[0] for r in replays] == list(range(0, a + b, 20))
+    for start, used, med, discarded, why in replays:
+        assert why in ("converged", "end_of_trace"), (start, why)
+        assert used > a + b, (start, used, why)
+        assert abs(math.log(med / m_small)) < abs(math.log(med / m_large)), (start, med, m_small, m_large)
+
+
 def test_bench_counts_the_warmup(tmp_path: Path) -> None:
     """bench/steady_state.py, one short round: it prints a row per size, each latscope run's
     repetitions counted with its warm-up (at least WARMUP + MIN_REPS), the per-round line and a

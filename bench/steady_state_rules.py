@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Stop rules replayed offline on per-sample traces (issue 12 item 6; docs/measurement.md "Steady
+state"). Reads the trace files bench/steady_state_trace.py --keep DIR writes (trace_<size>.txt)
+and replays, from every --every-th sample, a stop rule whose CI of the median accounts for the
+samples' autocorrelation:
+
+  the rank interval of the median's CI, n/2 +- z sqrt(n tau)/2, is the independent-sample one
+  widened by sqrt(tau), where tau = 1 + 2 sum_{k=1..K} rho_k is the integrated autocorrelation time
+  of the indicator [x_i <= median] (the median's variance is that of the fraction of samples below
+  it, divided by the density there squared: Bahadur's representation), summed up to Sokal's window,
+  the smallest K >= C tau(K). The effective sample size is n / tau.
+
+with the library's stationarity check (halves, newest quarter; drop the older half when they
+disagree). --rule iid is the library's former rule (tau = 1). For each rule and trace: how many
+replays stopped more than --target from the median of the --window repetitions around them, and
+the repetitions used, the warm-up (--warmup) included."""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+Z975 = 1.959964
+
+
+def read_samples(path: Path) -> list[float]:
+    return [float(line.split()[2]) for line in path.read_text().splitlines() if line and not line.startswith("#")]
+
+
+def iat(x: Any, m: float, c: float, kmax: int) -> float:
+    """Integrated autocorrelation time of [x <= m] (Sokal's window c), via the FFT."""
+    import numpy as np
+    i = (x <= m).astype(float)
+    i -= i.mean()
+    n = len(i)
+    v = float(i @ i) / n
+    if v <= 0:
+        return 1.0
+    f = np.fft.rfft(i, 2 * n)
+    ac = np.fft.irfft(f * np.conj(f))[:min(n, kmax + 1)] / n / v
+    tau = 1.0
+    for k in range(1, len(ac)):
+        tau += 2 * ac[k]
+        if k >= c * tau:
+            break
+    return max(1.0, tau)
+
+
+def corr_length(x: Any, m: float) -> int:
+    """The first lag at which the autocorrelation of [x <= m] is within the white-noise band
+    +-1.96 / sqrt(n) (Bartlett): samples that far apart are not measurably correlated."""
+    import numpy as np
+    i = (x <= m).astype(float)
+    i -= i.mean()
+    n = len(i)
+    v = float(i @ i) / n
+    if v <= 0:
+        return 1
+    f = np.fft.rfft(i, 2 * n)
+    ac = np.fft.irfft(f * np.conj(f))[:n // 5 + 1] / n / v
+    band = Z975 / n ** 0.5
+    for k in range(1, len(ac)):
+        if ac[k] < band:
+            return k
+    return n // 5 + 1
+
+
+def batch_half(x: Any, nb: int, L: int) -> float:
+    """t-CI half-width of the median from nb batch medians of L samples (the newest nb * L)."""
+    import numpy as np
+    from scipy.stats import t as student
+    meds = np.median(x[len(x) - nb * L:].reshape(nb, L), axis=1)
+    return float(student.ppf(0.975, nb - 1)) * float(np.std(meds, ddof=1)) / nb ** 0.5
+
+
+def one_state(x: Any, tol: float) -> bool:
+    import numpy as np
+    n = len(x)
+    h, q = n // 2, n // 4
+    m = float(np.median(x))
+    return bool(abs(np.median(x[-h:]) - np.median(x[:h])) / m <= tol and abs(np.median(x[-q:]) - np.median(x[:-q])) / m <= tol)
+
+
+def replay(x: Any, start: int, rule: str, c: float, tol: float, min_reps: int, max_used: int, guard: float = 0.0) -> tuple[float, int, str]:
+    """The rule from x[start] on: its median, the timed repetitions used, why it stopped."""
+    import numpy as np
+    lo = start          # kept samples: x[lo:i]
+    if rule.startswith("blen"):   # no check before the 5 batches (src/core/reps.c lts_rep_decide)
+        min_reps = max(min_reps, 5 * int(rule[4:]))
+    i = start + min_reps
+    nxt = min_reps
+    while i <= len(x) and i - start <= max_used:
+        k = x[lo:i]
+        n = len(k)
+        if n >= nxt:
+            nxt = n + max(1, n // 50)
+            s = np.sort(k)
+            m = float(s[n // 2]) if n % 2 else 0.5 * float(s[n // 2 - 1] + s[n // 2])
+            tau = iat(k, m, c, n // 2) if rule == "iat" else 1.0
+            d = Z975 * (n * tau) ** 0.5 / 2
+            a, b = int(np.floor(n / 2 - d)), int(np.ceil(n / 2 + d))
+            half = (s[min(n - 1, b)] - s[max(0, a)]) / 2 if a >= 0 and b < n else float("inf")
+            if tau * guard > n:   # tau not estimable from n samples (Sokal: n >> tau)
+                half = float("inf")
+            if half / m <= tol:
+                if one_state(k, tol):
+                    # the library's order (src/core/reps.c): the batch CI once the halves agree
+                    if rule == "acf":
+                        L = corr_length(k, m)
+                        half = max(half, batch_half(k, n // L, L) if n >= 5 * L else float("inf"))
+                    elif rule.startswith("batches") or rule.startswith("blen"):
+                        nb = int(rule[7:]) if rule.startswith("batches") else n // int(rule[4:])
+                        # blenL: batches of L, at least 5 of them (src/core/reps.c batch_rel_err)
+                        half = max(half, batch_half(k, nb, n // nb) if nb >= 5 else float("inf"))
+                    if half / m <= tol:
+                        return m, i - start, "converged"
+                    i += 1
+                    continue
+                lo += n // 2
+                nxt = max(min_reps, n - n // 2 + 1)
+                i = max(i, lo + min_reps)
+                continue
+        i += 1
+    k = x[lo:min(i, len(x))]
+    return float(np.median(k)), min(i, len(x)) - start, "cap"
+
+
+def main() -> int:
+    import numpy as np
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("traces", nargs="+", type=Path, help="trace_<size>.txt files")
+    ap.add_argument("--rule", default="iat", help="iid, iat, batchesB (B batches of n/B), blenL (batches of L, at least 5)")
+    ap.add_argument("--c", type=float, default=5.0, help="Sokal's window constant")
+    ap.add_argument("--guard", type=float, default=0.0, help="stop only once n >= GUARD * tau")
+    ap.add_argument("--rel-err", type=float, default=0.025)
+    ap.add_argument("--min-reps", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--max-used", type=int, default=20000, help="timed repetitions at most per replay")
+    ap.add_argument("--target", type=float, default=0.03)
+    ap.add_argument("--budget", type=int, default=1000, help="repetitions (warm-up included) a run may use")
+    ap.add_argument("--window", type=int, default=10000)
+    ap.add_argument("--every", type=int, default=200)
+    a = ap.parse_args()
+    tot_far = tot = tot_ok = 0
+    allused: list[int] = []
+    for p in a.traces:
+        x = np.array(read_samples(p))
+        far, used = 0, []
+        starts = range(0, len(x) - a.window, a.every)
+        for s0 in starts:
+            m, u, _ = replay(x, s0, a.rule, a.c, a.rel_err, a.min_reps, a.max_used, a.guard)
+            ctr = s0 + u // 2
+            lo = max(0, min(ctr - a.window // 2, len(x) - a.window))
+            ref = float(np.median(x[lo:lo + a.window]))
+            far += abs(m / ref - 1) > a.target
+            used.append(u + a.warmup)
+            tot_ok += abs(m / ref - 1) <= a.target and used[-1] <= a.budget
+        q = np.percentile(used, [50, 90, 99])
+        print(f"{p.parent.name}/{p.name}: {len(used)} replays, beyond ±{a.target * 100:.0f}% {far} ({100 * far / len(used):.1f}%), "
+              f"reps p50 {q[0]:.0f} p90 {q[1]:.0f} p99 {q[2]:.0f} max {max(used)}, > 1000: {sum(u > 1000 for u in used)}")
+        tot_far += far
+        tot += len(used)
+        allused += used
+    print(f"all: {tot} replays, missed {tot_far} ({100 * tot_far / tot:.2f}%), both met (±{a.target * 100:.0f}%, <= {a.budget}"
+          f" repetitions) {100 * tot_ok / tot:.1f}%, reps p50 {statistics.median(allused):.0f}"
+          f" p90 {np.percentile(allused, 90):.0f} max {max(allused)}, > 1000: {sum(u > 1000 for u in allused)} "
+          f"({100 * sum(u > 1000 for u in allused) / tot:.1f}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
