@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
 """Stop rules replayed offline on per-sample traces (issue 12 item 6; docs/measurement.md "Steady
-state"). Reads the trace files bench/steady_state_trace.py --keep DIR writes (trace_<size>.txt)
-and replays, from every --every-th sample, a stop rule whose CI of the median accounts for the
-samples' autocorrelation:
+state", "Autocorrelated samples"). Reads the trace files `bench/steady_state_trace.py --keep DIR`
+writes (DIR/trace_<size>.txt) and replays a rule from every --every-th sample, each replay judged
+against the median of the --window repetitions around it (as bench/steady_state.py judges a run):
+how many stopped more than --target from it, and the repetitions used, the warm-up (--warmup)
+included. Every rule has the library's stationarity check (halves, newest quarter; the older half
+dropped when they disagree, src/core/reps.c) and differs in the CI of the median it stops on:
 
-  the rank interval of the median's CI, n/2 +- z sqrt(n tau)/2, is the independent-sample one
-  widened by sqrt(tau), where tau = 1 + 2 sum_{k=1..K} rho_k is the integrated autocorrelation time
-  of the indicator [x_i <= median] (the median's variance is that of the fraction of samples below
-  it, divided by the density there squared: Bahadur's representation), summed up to Sokal's window,
-  the smallest K >= C tau(K). The effective sample size is n / tau.
+  iid        the order-statistic CI, every sample counted as independent (the former rule);
+  iat        its rank interval n/2 +- z sqrt(n tau)/2 widened by the integrated autocorrelation
+             time tau = 1 + 2 sum_k rho_k of [x <= median] (Sokal's window --c; the median's variance
+             is that of the fraction below it over the density squared), n/tau effective samples;
+  batchesB   also the t-CI of B batch medians of n/B each (asked once the halves agree);
+  blenL      also the t-CI of the medians of batches of L, at least 5 of them, no check before
+             (the library's rule for back-to-back repetitions with L = 200);
+  acf        blenL with L the first lag at which the run's own autocorrelation of [x <= median]
+             is within the white-noise band.
 
-with the library's stationarity check (halves, newest quarter; drop the older half when they
-disagree). --rule iid is the library's former rule (tau = 1). For each rule and trace: how many
-replays stopped more than --target from the median of the --window repetitions around them, and
-the repetitions used, the warm-up (--warmup) included."""
+The CI is computed at the checks the library makes (every ~2 % more samples), in numpy/scipy: the
+order-statistic CI here is the normal approximation of the library's binomial one."""
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -72,7 +78,7 @@ def batch_half(x: Any, nb: int, L: int) -> float:
     import numpy as np
     from scipy.stats import t as student
     meds = np.median(x[len(x) - nb * L:].reshape(nb, L), axis=1)
-    return float(student.ppf(0.975, nb - 1)) * float(np.std(meds, ddof=1)) / nb ** 0.5
+    return float(student.ppf(0.975, nb - 1)) * float(np.std(meds, ddof=1)) / math.sqrt(nb)
 
 
 def one_state(x: Any, tol: float) -> bool:
@@ -131,7 +137,7 @@ def main() -> int:
     import numpy as np
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("traces", nargs="+", type=Path, help="trace_<size>.txt files")
-    ap.add_argument("--rule", default="iat", help="iid, iat, batchesB (B batches of n/B), blenL (batches of L, at least 5)")
+    ap.add_argument("--rule", default="iat", help="iid, iat, batchesB, blenL, acf (above)")
     ap.add_argument("--c", type=float, default=5.0, help="Sokal's window constant")
     ap.add_argument("--guard", type=float, default=0.0, help="stop only once n >= GUARD * tau")
     ap.add_argument("--rel-err", type=float, default=0.025)
