@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from latscope.run import program  # noqa: E402
@@ -46,7 +47,7 @@ def run(args: list[str], binary: Path | None = None) -> dict[str, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if cp.returncode != 0:
         sys.exit(f"latscope-sim {' '.join(args)}: {cp.stderr.strip()}")
-    d = json.loads(cp.stdout)
+    d: dict[str, float] = json.loads(cp.stdout)
     d["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     d["outer_wall_s"] = wall
     return d
@@ -55,16 +56,18 @@ def run(args: list[str], binary: Path | None = None) -> dict[str, float]:
 KEYS = ("cpu_s", "outer_wall_s", "wall_s", "peak_rss_bytes", "engine_bytes")
 
 
-def summarise(rs: list[dict[str, float]]) -> dict[str, float]:
-    """The first run's summary with the median of each cost over the runs, and its min and max."""
-    out = dict(rs[0])
+def summarise(rs: list[dict[str, float]]) -> dict[str, Any]:
+    """The first run's summary with the median of each cost over the runs, its min and max, and every
+    run's CPU seconds (cpu_s_all)."""
+    out: dict[str, Any] = dict(rs[0])
     for k in KEYS:
         vals = [float(r[k]) for r in rs]
         out[k], out[k + "_min"], out[k + "_max"] = statistics.median(vals), min(vals), max(vals)
+    out["cpu_s_all"] = [float(r["cpu_s"]) for r in rs]
     return out
 
 
-def side_by_side(args: list[str], runs: int, baseline: Path | None) -> tuple[dict[str, float], dict[str, float] | None]:
+def side_by_side(args: list[str], runs: int, baseline: Path | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """`runs` runs of this build's latscope-sim and, alternating with them, of `baseline`."""
     mine: list[dict[str, float]] = []
     base: list[dict[str, float]] = []
@@ -78,7 +81,7 @@ def side_by_side(args: list[str], runs: int, baseline: Path | None) -> tuple[dic
     return summarise(mine), (summarise(base) if base else None)
 
 
-def line(label: str, d: dict[str, float]) -> str:
+def line(label: str, d: dict[str, Any]) -> str:
     ev = float(d["events"])
     return (f"  {label:<34} {int(ev):>9} events  CPU {d['cpu_s']:5.2f} s ({d['cpu_s_min']:.2f}-{d['cpu_s_max']:.2f})"
             f"  {ev / d['cpu_s'] / 1e6:5.2f} M events/s CPU ({ev / d['cpu_s_max'] / 1e6:.2f}-"
@@ -119,7 +122,13 @@ def main() -> int:
         rate_tab = float(tab["events"]) / tab["cpu_s"]
         print(f"target >= {TARGET_EVENTS_PER_S / 1e6:.0f} M events/s on one core: lock-step {rate / 1e6:.2f}, "
               f"{'ok' if rate >= TARGET_EVENTS_PER_S else 'MISSED'}; with the table {rate_tab / 1e6:.2f}  "
-              f"{'ok' if rate_tab >= TARGET_EVENTS_PER_S else 'MISSED'}")
+              f"{'ok' if rate_tab >= TARGET_EVENTS_PER_S else 'MISSED'} (medians)")
+        # the median decides; the runs below the target say how much margin a slower spell of a shared host leaves
+        for label, d in rows:
+            rates = [float(d["events"]) / c for c in d["cpu_s_all"]]
+            below = sum(r < TARGET_EVENTS_PER_S for r in rates)
+            print(f"  {label}: {len(rates) - below} of {len(rates)} runs >= {TARGET_EVENTS_PER_S / 1e6:.0f} M events/s "
+                  f"(slowest {min(rates) / 1e6:.2f}, fastest {max(rates) / 1e6:.2f})")
         # both are judged: the issue's 2^20-rank run is the one with the lognormal table
         ok &= rate >= TARGET_EVENTS_PER_S and rate_tab >= TARGET_EVENTS_PER_S
         if a.P == 1 << 20:

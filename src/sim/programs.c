@@ -33,6 +33,12 @@ static int ops_dissemination(const lts_sim_prog_t *p, int me, uint32_t pc, lts_s
     if (j >= 31 || (1L << j) >= p->P) { set(o, LTS_SIM_END, 0, 0, 0); return 1; }
     int to, from, n = 0;
     lts_peers_dissemination(me, p->P, 1 << j, &to, &from);
+    if (step == 0 && max >= 3) {   /* a whole round, the usual call: straight-line stores */
+        set(&o[0], LTS_SIM_IRECV, from, (int)j, 0);
+        set(&o[1], LTS_SIM_SEND, to, (int)j, 0);
+        set(&o[2], LTS_SIM_WAIT, 0, 0, 0);
+        return 3;
+    }
     for (; step < 3 && n < max; step++, n++)
         if (step == 2) set(&o[n], LTS_SIM_WAIT, 0, 0, 0);
         else set(&o[n], step ? LTS_SIM_SEND : LTS_SIM_IRECV, step ? to : from, (int)j, 0);
