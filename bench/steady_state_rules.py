@@ -35,17 +35,25 @@ def read_samples(path: Path) -> list[float]:
     return [float(line.split()[2]) for line in path.read_text().splitlines() if line and not line.startswith("#")]
 
 
-def iat(x: Any, m: float, c: float, kmax: int) -> float:
-    """Integrated autocorrelation time of [x <= m] (Sokal's window c), via the FFT."""
+def indicator_acf(x: Any, m: float, kmax: int) -> Any:
+    """Autocorrelation of [x <= m] at lags 0..kmax (at most len(x) - 1), via the FFT; None when
+    the indicator is constant."""
     import numpy as np
     i = (x <= m).astype(float)
     i -= i.mean()
     n = len(i)
     v = float(i @ i) / n
     if v <= 0:
-        return 1.0
+        return None
     f = np.fft.rfft(i, 2 * n)
-    ac = np.fft.irfft(f * np.conj(f))[:min(n, kmax + 1)] / n / v
+    return np.fft.irfft(f * np.conj(f))[:min(n, kmax + 1)] / n / v
+
+
+def iat(x: Any, m: float, c: float, kmax: int) -> float:
+    """Integrated autocorrelation time of [x <= m] (Sokal's window c)."""
+    ac = indicator_acf(x, m, kmax)
+    if ac is None:
+        return 1.0
     tau = 1.0
     for k in range(1, len(ac)):
         tau += 2 * ac[k]
@@ -57,20 +65,14 @@ def iat(x: Any, m: float, c: float, kmax: int) -> float:
 def corr_length(x: Any, m: float) -> int:
     """The first lag at which the autocorrelation of [x <= m] is within the white-noise band
     +-1.96 / sqrt(n) (Bartlett): samples that far apart are not measurably correlated."""
-    import numpy as np
-    i = (x <= m).astype(float)
-    i -= i.mean()
-    n = len(i)
-    v = float(i @ i) / n
-    if v <= 0:
+    ac = indicator_acf(x, m, len(x) // 5)
+    if ac is None:
         return 1
-    f = np.fft.rfft(i, 2 * n)
-    ac = np.fft.irfft(f * np.conj(f))[:n // 5 + 1] / n / v
-    band = Z975 / n ** 0.5
+    band = Z975 / math.sqrt(len(x))
     for k in range(1, len(ac)):
         if ac[k] < band:
             return k
-    return n // 5 + 1
+    return len(x) // 5 + 1
 
 
 def batch_half(x: Any, nb: int, L: int) -> float:
