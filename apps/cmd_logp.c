@@ -25,8 +25,8 @@ static const char HELP[] =
     "latscope-bench logp [options]: LogP/LogGP/PLogP parameters of one pair, per size\n"
     "  --ops LIST       measurements (default all; grammar a,b,-c): o_s, o_r, rtt, g, g_nb, g_r,\n"
     "                   rtt_train per size; post, poll, flag, mcast, rtt_loop, rtt_poll, rwait,\n"
-    "                   irecv_wait, rtt_poll_any at the smallest size\n"
-    "                   (flag: a pair on one node, skipped otherwise)\n"
+    "                   irecv_wait, rtt_poll_any, catch at the smallest size\n"
+    "                   (flag, catch: a pair on one node, skipped otherwise)\n"
     "  --train N        g, g_r: messages per train (2..1024, default 32)\n"
     "  --delay D        o_r, poll, g_r: wait between the partner's send(s) and the timed receive(s) (e.g.\n"
     "                   50us; default: twice a quick RTT of the size, at least 10us; g_r adds RTT/2 per\n"
@@ -42,7 +42,7 @@ static const char HELP[] =
 static int size_independent(const char *op) {
     return !strcmp(op, "post") || !strcmp(op, "poll") || !strcmp(op, "flag") || !strcmp(op, "mcast") ||
            !strcmp(op, "rtt_loop") || !strcmp(op, "rtt_poll") || !strcmp(op, "rwait") ||
-           !strcmp(op, "irecv_wait") || !strcmp(op, "rtt_poll_any");
+           !strcmp(op, "irecv_wait") || !strcmp(op, "rtt_poll_any") || !strcmp(op, "catch");
 }
 
 static const cmd_spec_t logp_cmd = {.name = "logp", .own = own, .help = HELP, .help_alone = 1,
@@ -114,12 +114,15 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
     }
     size_t smallest = o.sizes[0];
     for (size_t s = 1; s < o.nsizes; s++) if (o.sizes[s] < smallest) smallest = o.sizes[s];
-    int flag_idx = lts_reg_find(&lts_logp_registry, "flag");
-    if (flag_idx >= 0 && (mask >> flag_idx & 1) && !pair_shares_node) {
-        mask &= ~((uint64_t)1 << flag_idx);
-        if (a->me == 0)
-            fprintf(stderr, "latscope-bench logp: flag not measured: ranks %d and %d are on different nodes (no "
-                            "shared memory between them)\n", group[0], group[1]);
+    for (int q = 0; q < 2; q++) {   /* flag, catch: shared memory between the pair */
+        const char *shm_op = q ? "catch" : "flag";
+        int flag_idx = lts_reg_find(&lts_logp_registry, shm_op);
+        if (flag_idx >= 0 && (mask >> flag_idx & 1) && !pair_shares_node) {
+            mask &= ~((uint64_t)1 << flag_idx);
+            if (a->me == 0)
+                fprintf(stderr, "latscope-bench logp: %s not measured: ranks %d and %d are on different nodes (no "
+                                "shared memory between them)\n", shm_op, group[0], group[1]);
+        }
     }
     lts_run_info_t info = common_info(&o, "logp", "logp", full_argc, full_argv);
     info.mode = "seq";
@@ -135,6 +138,14 @@ static int cmd_logp(app_t *a, int argc, char **argv, int full_argc, char **full_
         const char *name = lts_reg_row(&lts_logp_registry, i)->name;
         /* the trains (g, g_nb, g_r, rtt_train) report time per message: lts_logp_op scales them */
         if ((rc = lts_logp_op(name, train, &op))) break;
+        if (!strcmp(name, "catch")) {   /* a sweep of send times, not a timed call (ops_logp_catch.c) */
+            lts_measurement_t m;
+            if ((rc = lts_logp_catch(MPI_COMM_WORLD, group, &m))) break;
+            lts_point_t pt = {.op = name, .group = group, .group_size = 2, .bytes = smallest, .window = 1, .m = &m};
+            if (a->me == 0) on_point(&e, &pt);
+            lts_measurement_free(&m);
+            continue;
+        }
         int win = op.scale < 1.0 ? train : 1;
         lts_p2p_cfg_t cfg = {0};
         cfg.op = &op;

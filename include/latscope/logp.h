@@ -19,6 +19,13 @@ int lts_logp_op(const char *name, int window, lts_op_desc_t *out);
  * RTT of the point's size, at least 10 us). Set identically on both ranks before measuring. */
 void lts_logp_set_delay(double seconds);
 
+/* "catch" (src/bench/ops_logp_catch.c): the lead a partner's send needs for a posted receive's
+ * MPI_Wait to find it at its first look, swept on the pair group[0], group[1] of comm (one node:
+ * a shared-memory window carries the call time). Collective over comm; every rank gets m's
+ * samples (the boundary's quantiles, seconds; negative: the send may start after the call);
+ * free with lts_measurement_free. */
+int lts_logp_catch(MPI_Comm comm, const int group[2], lts_measurement_t *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -541,6 +541,14 @@ static int mcast_run(lts_op_ctx_t *c) {
     return lts_chk(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG + 3, c->comm));
 }
 
+/* ---- catch: a sweep, not a timed repetition (src/bench/ops_logp_catch.c) ---- */
+/* Its value is a lead, not the duration of a call, so the driver cannot time it: latscope-bench
+ * logp runs lts_logp_catch() for this row; the row is here so that --ops selects it by name. */
+static int catch_run(lts_op_ctx_t *c) {
+    (void)c;
+    return LTS_ENOTSUP;
+}
+
 /* scale of g is 1/window: set by lts_logp_op() for the campaign's window */
 static const lts_op_desc_t logp_ops[] = {
     {.name = "o_s", .help = "send overhead: time in MPI_Send, the partner's receive pre-posted", .group_size = 2,
@@ -594,6 +602,9 @@ static const lts_op_desc_t logp_ops[] = {
      "sees the message (minus o_s: a blocking receive's wait floor; smallest size only)", .group_size = 2,
      .scale = 1.0, .metric = "rwait", .init = logp_init, .run = rwait_run, .fini = logp_fini, .prepare = loop_work,
      .self_isolating = 1},
+    {.name = "catch", .help = "lead a partner's send needs for a posted receive's MPI_Wait to find it at its first "
+     "look: a sweep of send times around the call (a pair on one node only; smallest size only)", .group_size = 2,
+     .scale = 1.0, .metric = "catch", .init = logp_init, .run = catch_run, .fini = logp_fini},
 };
 _Static_assert(sizeof(logp_ops) / sizeof(logp_ops[0]) <= LTS_REGISTRY_MAX, "logp registry too large");
 const lts_registry_t lts_logp_registry = LTS_REGISTRY("logp measurement", logp_ops);
