@@ -94,7 +94,7 @@ def predict(f: logp.LogPFit, res: list[Results], without: frozenset[str] = froze
                            poll_s=x("poll"), L_poll_s=None if "rtt_poll" in without else f.L_poll_s,
                            wait_s=None if "rwait" in without else f.wait_s, irecv_wait_s=x("irecv_wait"),
                            L_poll_any_s=None if "rtt_poll_any" in without else f.L_poll_any_s,
-                           jitter=None if "noise" in without else jitter)
+                           catch_s=x("catch"), jitter=None if "noise" in without else jitter)
 
 
 def params_of(f: logp.LogPFit) -> ModelParams:
@@ -103,7 +103,7 @@ def params_of(f: logp.LogPFit) -> ModelParams:
 
 
 WITHOUT: frozenset[str] = frozenset()   # --without: parameters left out of the model
-COMPARE_WITHOUT = ("noise", "irecv_wait", "rtt_poll_any")   # each run's side-by-side errors: the model without each
+COMPARE_WITHOUT = ("noise", "irecv_wait", "rtt_poll_any", "catch")   # each run's side-by-side errors: the model without each
 
 
 def exchange_cycle(f: logp.LogPFit, rows: pd.DataFrame) -> float | None:
@@ -174,7 +174,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
                  f"{(f.o_s_s + f.L_loop_s + f.o_r_s) * 1e9:.0f} ns; ")
               + ", ".join(f"{op} = " + ("-" if aux(f, op) is None else f"{(aux(f, op) or 0) * 1e9:.0f} ns")
                           for op in ("post", "poll", "flag", "mcast", "rtt_poll", "rwait", "irecv_wait",
-                                     "rtt_poll_any")))
+                                     "rtt_poll_any", "catch")))
     res = []
     for np_ in nps:
         out = td / f"b{np_}.jsonl"
@@ -276,7 +276,7 @@ def main() -> int:
     a = ap.parse_args()
     global PIN, WITHOUT
     PIN = a.pin
-    known = {"noise", "irecv_wait", "rtt_poll_any", "rwait", "rtt_poll", "poll", "post", "flag", "mcast"}
+    known = {"noise", "irecv_wait", "rtt_poll_any", "rwait", "rtt_poll", "poll", "post", "flag", "mcast", "catch"}
     WITHOUT = frozenset(x for x in a.without.split(",") if x)
     if WITHOUT - known:
         ap.error(f"--without {a.without}: unknown {', '.join(sorted(WITHOUT - known))}; valid: {', '.join(sorted(known))}")

@@ -79,6 +79,7 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
                     mcast_s: float | None = None, poll_s: float | None = None,
                     L_poll_s: float | None = None, wait_s: float | None = None,
                     irecv_wait_s: float | None = None, L_poll_any_s: float | None = None,
+                    catch_s: float | None = None,
                     jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = None) -> pd.DataFrame:
     """compare() on loaded results (barrier records of any of them; others are ignored).
 
@@ -113,7 +114,7 @@ def compare_results(params: Any, results: list[Results], *, L_raw_s: float | Non
                 loop = row_loop_time_s(params, P, str(r["alg"]), dummy_s=dummy, L_raw_s=L_raw_s, post_s=post_s,
                                        flag_s=flag_s, bcast=model, mcast_s=mcast_s, poll_s=poll_s,
                                        L_poll_s=L_poll_s, wait_s=wait_s, irecv_wait_s=irecv_wait_s,
-                                       L_poll_any_s=L_poll_any_s, jitter=jitter)
+                                       L_poll_any_s=L_poll_any_s, catch_s=catch_s, jitter=jitter)
             except ModelError:
                 closed = loop = None   # a user-registered algorithm: no model
             rows.append({"alg": r["alg"], "P": P, "predicted_s": loop, "closed_form_s": closed, "measured_s": meas,

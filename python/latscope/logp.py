@@ -80,10 +80,14 @@ STREAM_OPS = ("g_nb", "g_r", "rtt_train")
 #         linear-2net's gather does: L_poll_any = rtt_poll_any - rtt_poll/2 - o_s - poll is the
 #         latency such a receiver sees (a wildcard probe per communicator per look)
 # Written to the parameter file as source.post_s / poll_s / flag_s / mcast_s / rtt_loop_s /
-# rtt_poll_s / rwait_s / irecv_wait_s / rtt_poll_any_s, L_loop_s, L_poll_s, L_poll_any_s and
+# rtt_poll_s / rwait_s / irecv_wait_s / rtt_poll_any_s / catch_s, L_loop_s, L_poll_s, L_poll_any_s and
 # wait_s (with their CIs under source.post / poll / flag / mcast / rtt_loop / rtt_poll / rwait /
-# irecv_wait / rtt_poll_any), where `latscope barrier compare` and `predict barrier` read them.
-AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop", "rtt_poll", "rwait", "irecv_wait", "rtt_poll_any")
+# irecv_wait / rtt_poll_any / catch), where `latscope barrier compare` and `predict barrier` read them.
+#   catch the lead a partner's send needs (send start before the wait's call) for a posted
+#         receive's MPI_Wait to find the message at its first look: a sweep of send starts around
+#         the call, the record's samples the boundary's quantiles (may be negative: the send may
+#         start after the call); only for a pair on one node (docs/barriers.md "The catch boundary")
+AUX_OPS = ("post", "poll", "flag", "mcast", "rtt_loop", "rtt_poll", "rwait", "irecv_wait", "rtt_poll_any", "catch")
 
 
 class LogPFitError(ValueError):

@@ -303,6 +303,40 @@ def test_exchange_receive_costs_irecv_wait():
         SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, irecv_wait_s=-100e-9)
 
 
+def test_posted_receive_catch_decided_by_the_measured_boundary():
+    """catch_s (logp's catch: a posted receive's wait finds its message at the first look iff the
+    send started at least catch_s before the wait's call) replaces the L_poll-based window for
+    receives posted ahead (exchange rounds, gathers), both for irecv_wait and for the wait floor;
+    blocking MPI_Recv rows keep the window (docs/barriers.md "The catch boundary, measured")."""
+    sp = SimParams(o_s_s=200e-9, o_r_s=1300e-9, L_s=100e-9, post_s=50e-9, L_poll_s=0.0)
+    for row in ("dissemination", "pairwise"):
+        # P 2: both post (to 50), send 50..250, wait from 250: the partner's send started 200 ns
+        # before the call. Boundary 150 ns: found (seen at 250 + L_poll 0), 250 + irecv_wait 900
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, catch_s=150e-9) == pytest.approx(1150e-9)
+        # boundary 250 ns: missed, LogP's hop (350 + o_r)
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, catch_s=250e-9) == pytest.approx(1650e-9)
+        # the window would say missed (L_poll 60 > post 50); the measured boundary says found,
+        # from when a look sees it (310 + 900)
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, L_poll_s=60e-9) == pytest.approx(1650e-9)
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, L_poll_s=60e-9,
+                               catch_s=150e-9) == pytest.approx(1210e-9)
+        # a miss pays the wait floor (250 + 1500), a catch does not
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, wait_s=1500e-9, catch_s=250e-9) == pytest.approx(1750e-9)
+        assert row_loop_time_s(sp, 2, row, irecv_wait_s=900e-9, wait_s=1500e-9, catch_s=150e-9) == pytest.approx(1150e-9)
+    # a later boundary can only turn catches into misses: never a shorter loop
+    grid = [-1000e-9, -100e-9, 0.0, 100e-9, 200e-9, 300e-9, 1000e-9]
+    for P in (2, 3, 4):
+        for row in ("dissemination", "pairwise", "tree-shm:k=4", "binomial"):
+            t = [row_loop_time_s(sp, P, row, flag_s=100e-9, irecv_wait_s=900e-9, wait_s=1500e-9, catch_s=c)
+                 for c in grid]
+            assert all(a <= b * (1 + 1e-12) for a, b in zip(t, t[1:])), (P, row, t)   # type: ignore[operator]
+        # linear gathers by blocking MPI_Recv: the window as before, catch_s not used
+        base = row_loop_time_s(sp, P, "linear", wait_s=1500e-9)
+        assert row_loop_time_s(sp, P, "linear", wait_s=1500e-9, catch_s=1000e-9) == pytest.approx(base)
+    with pytest.raises(Exception, match="catch_s = nan"):
+        SimParams(o_s_s=200e-9, o_r_s=400e-9, L_s=0.0, catch_s=float("nan"))
+
+
 def test_loop_under_measured_noise_settles_in_the_mix_of_states_the_noise_produces():
     """SimParams.jitter (docs/barriers.md "The loop under measured noise"): every cost drawn from its
     op's measured spread. A zero spread is the deterministic loop; an exchange round whose catch

@@ -114,7 +114,7 @@ __all__ = [
 JITTER_OPS: dict[str, tuple[str, float]] = {
     "o_s": ("o_s", 1.0), "o_r": ("o_r", 1.0), "post": ("post", 1.0), "poll": ("poll", 1.0),
     "irecv_wait": ("irecv_wait", 1.0), "wait": ("rwait", 1.0), "flag": ("flag", 1.0),
-    "mcast": ("mcast", 0.5),
+    "mcast": ("mcast", 0.5), "catch": ("catch", 1.0),
 }
 
 
@@ -163,6 +163,10 @@ class SimParams:
     wait_s: float | None = None     # least time of a blocking receive that has to wait; None: no floor
     irecv_wait_s: float | None = None   # a pre-posted receive whose message is there; None: o_r
     L_poll_any_s: float | None = None   # "pwait" polling MPI_ANY_SOURCE over two communicators; None: L_poll_s
+    # a posted receive's catch boundary: its wait finds the message at its first look iff the send
+    # started at least catch_s before the wait's call (logp's catch; may be negative); None: the
+    # L_poll-based window (the message there post_s after the call)
+    catch_s: float | None = None
     # measured spread of each cost (JITTER_OPS below: logp op -> ((quantile, deviation from the
     # median), ...)); None: every cost its median (the deterministic loop)
     jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = field(default=None, compare=False)
@@ -186,6 +190,8 @@ class SimParams:
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v >= 0):
                 raise ModelError(f"{name} = {v!r}: must be a finite number >= 0 (seconds)")
+        if self.catch_s is not None and not math.isfinite(self.catch_s):
+            raise ModelError(f"catch_s = {self.catch_s!r}: must be a finite number (seconds)")
         for name in ("L_poll_s", "L_poll_any_s"):
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v + (self.o_r_s if self.poll_s is None else self.poll_s) >= 0):
@@ -206,7 +212,7 @@ class SimParams:
                     bcast: str | None = None, mcast_s: float | None = None,
                     poll_s: float | None = None, L_poll_s: float | None = None,
                     wait_s: float | None = None, irecv_wait_s: float | None = None,
-                    L_poll_any_s: float | None = None,
+                    L_poll_any_s: float | None = None, catch_s: float | None = None,
                     jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = None) -> "SimParams":
         """From model parameters; ``L_raw_s`` (the fit's unclamped ``RTT/2 - o_s - o_r``, kept in a
         parameter file's ``source.L_raw_s``) replaces the clamped ``L`` when given. A SimParams is
@@ -231,6 +237,8 @@ class SimParams:
                 upd["irecv_wait_s"] = irecv_wait_s
             if L_poll_any_s is not None:
                 upd["L_poll_any_s"] = float(L_poll_any_s)
+            if catch_s is not None:
+                upd["catch_s"] = float(catch_s)
             if jitter is not None:
                 upd["jitter"] = jitter
             if bcast is not None:
@@ -252,7 +260,7 @@ class SimParams:
         La = None if L_poll_any_s is None else max(float(L_poll_any_s), -(pt.o_r_s if poll_s is None else poll_s))
         return cls(o_s_s=pt.o_s_s, o_r_s=pt.o_r_s, L_s=L, g_s=g, post_s=post_s, flag_s=flag_s, bcast=model,
                    mcast_s=mcast_s, poll_s=poll_s, L_poll_s=Lp, wait_s=wait_s, irecv_wait_s=irecv_wait_s,
-                   L_poll_any_s=La, jitter=jitter)
+                   L_poll_any_s=La, catch_s=catch_s, jitter=jitter)
 
 
 def raw_latency_s(source: dict[str, Any] | None) -> float | None:
@@ -574,6 +582,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
     last_send = [-math.inf] * P          # start of its last send (gap g)
     last_recv = [-math.inf] * P          # start of its last receive processing (gap g)
     sends: dict[tuple[Any, ...], list[float]] = defaultdict(list)   # channel -> send end times
+    starts: dict[tuple[Any, ...], list[float]] = defaultdict(list)  # channel -> send start times (catch_s)
     posted_n: dict[tuple[Any, ...], int] = defaultdict(int)         # channel -> receives posted
     flags: dict[tuple[str, int], float] = {}                        # (key, iteration) -> store time
     it = [0] * P
@@ -615,6 +624,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     last_send[r] = start
                     cpu[r] = start + max(0.0, p.o_s_s + dev("o_s"))
                     sends[(r, op[1], op[2])].append(cpu[r])
+                    starts[(r, op[1], op[2])].append(start)
                 elif kind == "mcast":
                     start = max(cpu[r], last_send[r] + p.g_s)
                     last_send[r] = start
@@ -622,6 +632,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     for q in range(P):
                         if q != r:
                             sends[("mcast", op[1], q)].append(cpu[r])
+                            starts[("mcast", op[1], q)].append(start)
                 elif kind in ("wait", "pwait"):
                     n = op[1]
                     polled = kind == "pwait"
@@ -647,9 +658,18 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     us_ = [None if rng is None else rng.random() for _ in ends]
                     arr = [e + max(lat + dev(lk, u), -o_r) for e, u in zip(ends, us_)]
                     seen = [e + max(lv + dev(vk, u), -o_r) for e, u in zip(ends, us_)]
-                    for a, sn in sorted(zip(arr, seen)):
+                    if p.catch_s is not None and not polled and len(op) == 2:
+                        # a receive posted ahead: its wait finds the message at its first look iff
+                        # the send started catch_s (logp's catch, measured: a sweep of send starts
+                        # around the wait's call; docs/barriers.md "The catch boundary, measured")
+                        # before the call, the boundary drawn from its measured spread
+                        found = [starts[c][i] <= call - (p.catch_s + dev("catch")) for c, i in reqs]
+                    else:
+                        # the message there (L_poll after its send) by the first look, post_s after the call
+                        found = [sn <= call + p.post_s for sn in seen]
+                    for a, sn, fd in sorted(zip(arr, seen, found)):
                         free = max(cpu[r], last_recv[r] + p.g_s)
-                        if xr is not None and sn <= call + p.post_s:
+                        if xr is not None and fd:
                             # found at the first look (an exchange round's crossing messages):
                             # MPI_Wait of a posted receive, from when a look sees it
                             last_recv[r] = max(free, sn)
@@ -669,7 +689,7 @@ def simulate(program: Program, P: int, k: int, params: SimParams, *, iterations:
                     # whenever L_loop > post_s and was charged the floor on both ranks
                     # (docs/barriers.md "Blocking waits", "The exchange rows")
                     if not polled and p.wait_s is not None and arr:
-                        if max(seen) > call + p.post_s:
+                        if not all(found):
                             cpu[r] = max(cpu[r], call + max(0.0, p.wait_s + dev("wait")))
                 elif kind == "work":
                     cpu[r] += op[1]
@@ -739,7 +759,7 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
                     bcast: str | None = None, mcast_s: float | None = None, size_bytes: float = 0,
                     poll_s: float | None = None, L_poll_s: float | None = None,
                     wait_s: float | None = None, irecv_wait_s: float | None = None,
-                    L_poll_any_s: float | None = None,
+                    L_poll_any_s: float | None = None, catch_s: float | None = None,
                     jitter: Mapping[str, tuple[tuple[float, float], ...]] | None = None) -> float | None:
     """Predicted value of the seed's benchmark for registry row ``row`` on ``P`` ranks: the mean
     over ranks of each rank's median ``t1 - t0`` in steady state. None for ``native``. ``jitter``:
@@ -750,5 +770,6 @@ def row_loop_time_s(params: ModelParams | MessagePoint | SimParams, P: int, row:
         return None
     sp = SimParams.from_params(params, size_bytes=size_bytes, L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
                                bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s,
-                               irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s, jitter=jitter)
+                               irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s, catch_s=catch_s,
+                               jitter=jitter)
     return loop_time_s(prog, P, k, sp, dummy_s=dummy_s).mean_of_medians_s
