@@ -71,8 +71,8 @@ typedef struct lts_rep_ctl {
 #define LTS_CI_BATCHES 5
 #define LTS_CI_BATCH_LEN 200
 /* The batch length for a policy: LTS_CI_BATCH_LEN for samples taken back to back, shortened so
- * that LTS_CI_BATCHES batches fit in max_reps; 0 (no batch CI) for isolated repetitions, a fixed
- * count, or fewer than 2 samples a batch. */
+ * that LTS_CI_BATCHES batches fit in half of max_reps; 0 (no batch CI) for isolated repetitions,
+ * a fixed count, or fewer than 2 samples a batch. */
 size_t lts_rep_ci_batch_len(const lts_rep_policy_t *p, int back_to_back);
 
 int lts_rep_ctl_init(lts_rep_ctl_t *c, const lts_rep_policy_t *p);

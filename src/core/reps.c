@@ -98,7 +98,8 @@ static double median_of(const double *x, size_t n, double *tmp) {
 
 size_t lts_rep_ci_batch_len(const lts_rep_policy_t *p, int back_to_back) {
     if (!back_to_back || p->min_reps >= p->max_reps) return 0;
-    size_t L = (size_t)p->max_reps / LTS_CI_BATCHES;
+    /* the batches in half of max_reps at most: room to stop by convergence, after a halving too */
+    size_t L = (size_t)p->max_reps / (2 * LTS_CI_BATCHES);
     if (L > LTS_CI_BATCH_LEN) L = LTS_CI_BATCH_LEN;
     return L >= 2 ? L : 0;
 }

@@ -88,6 +88,29 @@ def test_adaptive_reps(np_, tmp_path):
         assert p["reps_valid"] < 10000000
 
 
+def test_back_to_back_stop_waits_for_the_batches(tmp_path):
+    """docs/measurement.md "Autocorrelated samples": a round trip run back to back (the auto sync
+    for one pair) stops by convergence only once its median's batch CI has its 5 batches of 200
+    samples (a rule with the independent-sample CI alone stops at 200 here), and its stop keeps a
+    median that the order-statistic CI also covers. Isolated repetitions have no batch CI."""
+    out = tmp_path / "a.jsonl"
+    cp = mpirun(2, ["p2p", "--pairs", "0:1", "--sizes", "8", "--rel-err", "0.05", "--budget", "5", "-o", str(out)],
+                bind=True)
+    assert cp.returncode == 0, cp.stderr
+    p = load(out).points.iloc[0]
+    assert p["sync"] == "none" and p["stop_reason"] in ("converged", "max_reps", "budget"), p
+    if p["stop_reason"] == "converged":
+        assert p["n"] >= 1000 and p["ci_lo_s"] <= p["median_s"] <= p["ci_hi_s"], p
+    # isolated (a stop-sync after every repetition): the order-statistic CI and the halves only,
+    # so a stop from min_reps on, which a batch CI would forbid below 1000
+    out = tmp_path / "b.jsonl"
+    cp = mpirun(2, ["p2p", "--pairs", "0:1", "--sizes", "8", "--sync", "barrier", "--rel-err", "0.5", "--budget", "5",
+                    "-o", str(out)], bind=True)
+    assert cp.returncode == 0, cp.stderr
+    p = load(out).points.iloc[0]
+    assert p["sync"] == "barrier" and p["stop_reason"] == "converged" and p["n"] < 1000, p
+
+
 @pytest.mark.parametrize("np_", NPS)
 def test_other_ops(np_, tmp_path):
     if np_ < 2:
