@@ -19,7 +19,9 @@ repetitions and records every sample, the wall time and the core of each rank. P
     the median taken from the medians of consecutive batches of B repetitions (a t-CI over at
     least 5 batches; the samples are autocorrelated, so the order-statistic CI, which counts every
     sample as independent, is too narrow), with the same halves/quarter check and halving.
-    docs/measurement.md "Steady state" has the figures; the library's rule is unchanged."""
+    docs/measurement.md "Steady state" has the figures. The library's rule now has a batch CI of
+    its own for back-to-back repetitions ("Autocorrelated samples"); bench/steady_state_rules.py
+    replays that rule and the others tried on kept traces (--keep)."""
 from __future__ import annotations
 
 import argparse

@@ -47,7 +47,9 @@ const char *lts_stop_reason_name(lts_stop_reason_t r);
  * target is met AND the kept samples are stationary: the medians of their older and newer halves,
  * and of their newest quarter and the rest, differ by at most rel_err of the whole median. When they differ, the older half is dropped as
  * warm-up (counted in `discarded`) and measuring goes on, so the warm-up adapts to the point.
- * max_reps bounds the timed repetitions kept plus discarded. A fixed count is kept whole. */
+ * max_reps bounds the timed repetitions kept plus discarded. A fixed count is kept whole.
+ * With ci_batch (repetitions back to back), the median's CI must also be met over batch medians,
+ * and no check is made before LTS_CI_BATCHES batches are there. */
 typedef struct lts_rep_ctl {
     lts_rep_policy_t pol;
     double *samples;        /* the kept samples: samples[0..n) */
