@@ -62,12 +62,12 @@ def compare(params: Any, paths: list[str], *, L_raw_s: float | None = None, post
             flag_s: float | None = None, bcast: str | None = None, mcast_s: float | None = None,
             poll_s: float | None = None, L_poll_s: float | None = None,
             wait_s: float | None = None, irecv_wait_s: float | None = None,
-            L_poll_any_s: float | None = None) -> pd.DataFrame:
+            L_poll_any_s: float | None = None, catch_s: float | None = None) -> pd.DataFrame:
     """One row per (file, algorithm): P, both predictions, measured, relative errors (None without
     a model)."""
     return compare_results(params, [load(p) for p in paths], L_raw_s=L_raw_s, post_s=post_s, flag_s=flag_s,
                            bcast=bcast, mcast_s=mcast_s, poll_s=poll_s, L_poll_s=L_poll_s, wait_s=wait_s,
-                           irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s)
+                           irecv_wait_s=irecv_wait_s, L_poll_any_s=L_poll_any_s, catch_s=catch_s)
 
 
 def _rel(pred: float | None, meas: float) -> float | None:

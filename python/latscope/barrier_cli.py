@@ -134,7 +134,7 @@ def main(args: argparse.Namespace) -> int:
         lo = loop_options(args, ps.source)
         df = compare(ps.model, args.files, L_raw_s=loop_latency_s(ps.source), post_s=lo.post_s, flag_s=lo.flag_s,
                      bcast=lo.bcast, mcast_s=lo.mcast_s, poll_s=lo.poll_s, L_poll_s=lo.L_poll_s, wait_s=lo.wait_s,
-                     irecv_wait_s=lo.irecv_wait_s, L_poll_any_s=lo.L_poll_any_s)
+                     irecv_wait_s=lo.irecv_wait_s, L_poll_any_s=lo.L_poll_any_s, catch_s=lo.catch_s)
     except (ModelError, ResultsError) as e:
         return _fail(str(e))
     except FileNotFoundError as e:

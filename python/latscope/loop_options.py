@@ -35,6 +35,7 @@ class LoopOptions:
     wait_s: float | None = None     # source.wait_s (logp's rwait): a blocking wait's floor; None: none   # a BCAST_CHOICES name; "auto" is resolved where the hosts are known
     irecv_wait_s: float | None = None   # source.irecv_wait_s (logp's irecv_wait); None: o_r
     L_poll_any_s: float | None = None   # source.L_poll_any_s (logp's rtt_poll_any); None: L_poll
+    catch_s: float | None = None   # source.catch_s (logp's catch; may be negative); None: the L_poll window
 
 
 def add_loop_options(p: argparse.ArgumentParser, where: str, default_bcast: str) -> None:
@@ -79,4 +80,5 @@ def loop_options(args: argparse.Namespace, source: dict[str, Any] | None) -> Loo
                        mcast_s=mcast, bcast=bcast, poll_s=source_seconds(source, "poll_s"),
                        L_poll_s=poll_latency_s(source), wait_s=source_seconds(source, "wait_s"),
                        irecv_wait_s=source_seconds(source, "irecv_wait_s"),
-                       L_poll_any_s=poll_latency_s(source, "L_poll_any_s"))
+                       L_poll_any_s=poll_latency_s(source, "L_poll_any_s"),
+                       catch_s=poll_latency_s(source, "catch_s"))

@@ -103,7 +103,7 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
     row_loop = {r: row_loop_time_s(params, args.np, r, dummy_s=dummy, L_raw_s=L_raw, post_s=post, flag_s=flag,
                                    bcast=lo.bcast, mcast_s=lo.mcast_s, size_bytes=args.size, poll_s=lo.poll_s,
                                    L_poll_s=lo.L_poll_s, wait_s=lo.wait_s, irecv_wait_s=lo.irecv_wait_s,
-                                   L_poll_any_s=lo.L_poll_any_s)
+                                   L_poll_any_s=lo.L_poll_any_s, catch_s=lo.catch_s)
                 for r in rows}
     if pred is None and not row_t:
         raise ModelError(f"algs = {args.alg!r}: excludes every algorithm")
@@ -117,7 +117,8 @@ def _cmd_barrier(args: argparse.Namespace) -> int:
         data["rows"] = [{"alg": r, "time_s": t, "loop_time_s": row_loop[r]} for r, t in row_t.items()]
         data["loop"] = {"dummy_work_s": dummy, "post_s": post, "flag_s": flag, "mcast_s": lo.mcast_s,
                         "poll_s": lo.poll_s, "L_poll_s": lo.L_poll_s, "wait_s": lo.wait_s,
-                        "irecv_wait_s": lo.irecv_wait_s, "L_poll_any_s": lo.L_poll_any_s, "L_raw_s": L_raw,
+                        "irecv_wait_s": lo.irecv_wait_s, "L_poll_any_s": lo.L_poll_any_s, "catch_s": lo.catch_s,
+                        "L_raw_s": L_raw,
                         "bcast": lo.bcast}
         data["best_row"] = best_row
         data["crossover"] = cross

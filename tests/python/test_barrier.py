@@ -433,6 +433,18 @@ def test_barrier_compare_shows_both_predictions_and_the_error_of_the_loop(tmp_pa
     pts = {p["alg"]: p for p in json.loads(out)["points"]}
     assert pts["dissemination"]["predicted_s"] == pytest.approx((50 + 259 + 708) * 1e-9)
     assert pts["tree:k=4"]["predicted_s"] == pytest.approx(2 * hop)   # posted while waiting: off the path
+    # the measured catch boundary (source.catch_s, logp's catch) decides whether the exchange's
+    # posted receive finds its message at the first look: a send that must start 1 us before the
+    # wait's call misses it and pays the wait floor (source.wait_s) from the call (50 + 259)
+    for catch, want in ((1e-6, (50 + 259 + 1500) * 1e-9), (-1e-6, (50 + 259 + 708) * 1e-9)):
+        doc["source"].update(wait_s=1500e-9, catch_s=catch)
+        params.write_text(json.dumps(doc))
+        rc = cli.main(["barrier", "compare", "--params", str(params), str(res), "--json"])
+        out, err = capsys.readouterr()
+        assert rc == 0, err
+        pts = {p["alg"]: p for p in json.loads(out)["points"]}
+        assert pts["dissemination"]["predicted_s"] == pytest.approx(want), catch
+    del doc["source"]["wait_s"], doc["source"]["catch_s"]
     # the broadcast release: --bcast mcast needs the measured broadcast; with it (source.mcast_s)
     # the default (auto) takes it on one host, and a broadcast of messages across hosts
     rc = cli.main(["barrier", "compare", "--params", str(params), str(res), "--bcast", "mcast"])

@@ -101,7 +101,7 @@ def section_compare(inp: ReportInput) -> str | None:
         df = compare_results(params, inp.results, L_raw_s=L_loop, post_s=f.aux_s("post") or 0.0,
                              flag_s=f.aux_s("flag"), mcast_s=f.aux_s("mcast"), poll_s=f.aux_s("poll"),
                              L_poll_s=f.L_poll_s, wait_s=f.wait_s, irecv_wait_s=f.aux_s("irecv_wait"),
-                             L_poll_any_s=f.L_poll_any_s)
+                             L_poll_any_s=f.L_poll_any_s, catch_s=f.aux_s("catch"))
     except ModelError:
         return None
     if df.empty:
