@@ -289,6 +289,7 @@ static int slot_put(sim_t *s, bslot_t *b, const ev_t *e) {
 static int push_win(sim_t *s, const ev_t *e);
 static ev_t *win_slot(sim_t *s, int64_t t);
 static wev_t *nwin_slot(sim_t *s, int64_t t);
+static int nwin_put(sim_t *s, int64_t t, int dst, int src, int tag);
 static int push_ev(sim_t *s, ev_t e) {
     if (s->win) return push_win(s, &e);
     int64_t t = e.t;
@@ -681,12 +682,8 @@ static int64_t busy_trace(const sim_t *s, int r, int64_t start, int64_t dur) {
     }
 }
 
-/* Issue a send from rank r at time t (>= now). Returns the pool entry (-1 on error); *start is
- * when it started, *done its local completion (eager) or -1 (rendezvous: when the data leaves). */
-static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t size, uint32_t handle, int64_t *start,
-                       int64_t *done) {
-    const lts_sim_params_t *p = &s->o->par;
-    rank_t *R = &s->r[r];
+/* When a send of rank R, ready at t, starts: after its CPU is free, the table's delay and its NIC. */
+static inline __attribute__((always_inline)) int64_t send_start(sim_t *s, rank_t *R, int64_t t) {
     int64_t t0 = max64(t, R->cpu);
     if (s->o->table) {   /* one draw per send, in the rank's issue order: the injector's sequence */
         int64_t d = (int64_t)s->o->table[lts_inject_next_index(&R->rng)] * 1000;
@@ -695,8 +692,17 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
         s->delays++;
         s->delay_sum += d;
     }
-    t0 = max64(t0, R->nic_s);
     s->messages++;
+    return max64(t0, R->nic_s);
+}
+
+/* Issue a send from rank r at time t (>= now). Returns the pool entry (-1 on error); *start is
+ * when it started, *done its local completion (eager) or -1 (rendezvous: when the data leaves). */
+static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t size, uint32_t handle, int64_t *start,
+                       int64_t *done) {
+    const lts_sim_params_t *p = &s->o->par;
+    rank_t *R = &s->r[r];
+    int64_t t0 = send_start(s, R, t);
     *start = t0;
     int64_t b = extra_bytes(size);
     if (size <= p->S) {
@@ -705,16 +711,7 @@ static int32_t do_send(sim_t *s, int r, int64_t t, int dst, int tag, int64_t siz
         R->nic_s = t0 + p->g + b * p->G;
         *done = R->cpu;
         int64_t ta = os_end + b * p->G + p->L;
-        if (s->narrow) {
-            wev_t *y = nwin_slot(s, ta);
-            if (y) {
-                y->toff = (uint32_t)((uint64_t)ta & (((uint64_t)1 << s->wbits) - 1));
-                y->dst = (uint32_t)dst;
-                y->src = (uint32_t)r;
-                y->tag = tag;
-                return 0;
-            }
-        }
+        if (s->narrow && nwin_put(s, ta, dst, r, tag)) return 0;
         ev_t *x = s->win && !s->narrow ? win_slot(s, ta) : NULL;
         if (x) {   /* written in its place (slot_add) */
             x->t = ta;
@@ -1005,26 +1002,11 @@ static inline __attribute__((always_inline)) int run_rank_g(sim_t *s, int r, int
             int64_t st, done;
             if (fast) {   /* do_send's eager case at b = 0 without noise */
                 const lts_sim_params_t *p = &s->o->par;
-                int64_t t0 = max64(t, R->cpu);
-                if (s->o->table) {
-                    int64_t d = (int64_t)s->o->table[lts_inject_next_index(&R->rng)] * 1000;
-                    t0 += d;
-                    R->delay += d;
-                    s->delays++;
-                    s->delay_sum += d;
-                }
-                t0 = max64(t0, R->nic_s);
-                s->messages++;
+                const int64_t t0 = send_start(s, R, t);
                 R->cpu = t0 + p->o_s;
                 R->nic_s = t0 + p->g;
                 const int64_t ta = R->cpu + p->L;
-                wev_t *y = nwin_slot(s, ta);
-                if (y) {
-                    y->toff = (uint32_t)((uint64_t)ta & (((uint64_t)1 << s->wbits) - 1));
-                    y->dst = (uint32_t)op_peer;
-                    y->src = (uint32_t)r;
-                    y->tag = op_tag;
-                } else {
+                if (!nwin_put(s, ta, op_peer, r, op_tag)) {
                     if (s->failed) return s->failed;
                     ev_t ev = {ta, EV_MAKE(EV_MSG, op_peer, (uint32_t)r), 0, r, op_tag};
                     if (push_win(s, &ev)) return s->failed;
@@ -1237,6 +1219,17 @@ static inline __attribute__((always_inline)) wev_t *nwin_slot(sim_t *s, int64_t 
         return nslot_add(s, &s->ring[k & (NB - 1)]);
     }
     return NULL;
+}
+/* A message's narrow event at t in its window's bucket: 1, or 0 when it does not go there (beyond the
+ * wheel: push_win; or out of memory, s->failed set). */
+static inline __attribute__((always_inline)) int nwin_put(sim_t *s, int64_t t, int dst, int src, int tag) {
+    wev_t *y = nwin_slot(s, t);
+    if (!y) return 0;
+    y->toff = (uint32_t)((uint64_t)t & (((uint64_t)1 << s->wbits) - 1));
+    y->dst = (uint32_t)dst;
+    y->src = (uint32_t)src;
+    y->tag = tag;
+    return 1;
 }
 /* An eager message's event (from the far heap) as a narrow one at the end of bucket b. */
 static int nslot_put(sim_t *s, bslot_t *b, const ev_t *e) {
