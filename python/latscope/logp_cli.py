@@ -59,7 +59,8 @@ def print_fit(f: logp.LogPFit, out: Any = None) -> None:
                 "flag": "flag (shared memory, one way)",
                 "mcast": "mcast (MPI_Bcast, one way)", "rtt_loop": "rtt_loop (round trip in the barrier loop)",
                 "irecv_wait": "irecv_wait (MPI_Wait, receive posted ahead, arrived)",
-                "rtt_poll_any": "rtt_poll_any (round trip, one way polled MPI_ANY_SOURCE on 2 comms)"}
+                "rtt_poll_any": "rtt_poll_any (round trip, one way polled MPI_ANY_SOURCE on 2 comms)",
+                "catch": "catch (send start before a posted receive's wait call, caught half the time)"}
         print("not in LogP: " + "  ".join(f"{what.get(op, op)} = {_ci(e)}" for op, e in f.aux.items()), file=out)
         if f.L_loop_s is not None:
             print(f"in the barrier loop: L = rtt_loop/2 - o_s - o_r = {fmt_time(f.L_loop_s)} (the loop simulation's)",
