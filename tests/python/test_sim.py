@@ -465,6 +465,29 @@ def test_rank_ordered_windows_give_the_time_ordered_output(tmp_path: Path, table
     assert runs == 12 * 3 * 5 - 3 * 2
 
 
+def test_windows_beyond_the_wheel_and_both_event_sizes(tmp_path: Path) -> None:
+    # docs/sim.md "Scale", narrow windows: delays of up to ~40 ms put events far beyond the wheel's 65536
+    # windows of 16 ns (the far heap, narrowed when their window comes near); a payload, the critical path
+    # and windows wider than 2^32 ps (L = 5 ms) keep 32-byte events. Byte for byte the time order's output.
+    import os
+    big = write_table(tmp_path / "big.txt", [(i * 7919) % 4099 * 10000 for i in range(4096)])
+    cost = ("wall_s", "events_per_s", "engine_bytes", "peak_rss_bytes")
+    for extra in (["--L", "1e-8"], ["--L", "1e-8", "--size", "8"], ["--L", "1e-8", "--critical-path"],
+                  ["--L", "5e-3"], ["--L", "1e-8", "--noise-period", "1e-5", "--noise-detour", "1e-6"]):
+        out = []
+        for windows in ("1", "0"):
+            f = tmp_path / f"w{windows}.jsonl"
+            cp = subprocess.run([str(program("latscope-sim")), "--algo", "binomial-bcast", "--P", "999", "--o", "1e-8",
+                                 "--table", str(big), "--seed", "3", *extra, "--per-rank", str(f)],
+                                capture_output=True, text=True, timeout=TIMEOUT,
+                                env={**os.environ, "LATSCOPE_SIM_WINDOWS": windows})
+            assert cp.returncode == 0, (extra, cp.stderr)
+            d = json.loads(cp.stdout)
+            out.append(({k: v for k, v in d.items() if k not in cost}, f.read_bytes()))
+        assert out[0][0]["time_s"] > 1e-3, extra   # past the wheel's 1 ms
+        assert out[0] == out[1], extra
+
+
 def test_per_rank_draws_are_the_injectors(tmp_path: Path, table: Path) -> None:
     """The injector's own log (count and sum of requested delays per rank) equals the simulator's
     per-rank draws for the same table and seed: the same stream, drawn in the same order."""
