@@ -76,6 +76,11 @@ typedef struct lts_rep_ctl {
  * that LTS_CI_BATCHES batches fit in half of max_reps; 0 (no batch CI) for isolated repetitions,
  * a fixed count, or fewer than 2 samples a batch. */
 size_t lts_rep_ci_batch_len(const lts_rep_policy_t *p, int back_to_back);
+/* The median's relative CI half-width from the medians of the newest nonoverlapping batches of L
+ * samples of x[0..n) (at least LTS_CI_BATCHES of them; INFINITY with fewer): the CI the stop rule
+ * judges back-to-back samples by, and the one their results record reports when it is the wider
+ * (src/bench/results.c). */
+double lts_rep_batch_rel_err(const double *x, size_t n, size_t L, double confidence, double median);
 
 int lts_rep_ctl_init(lts_rep_ctl_t *c, const lts_rep_policy_t *p);
 void lts_rep_ctl_free(lts_rep_ctl_t *c);

@@ -4,6 +4,8 @@
 #include "latscope/errors.h"
 #include "latscope/hostload.h"
 #include "latscope/stats.h"
+#include "latscope/reps.h"
+#include "latscope/registry.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,10 +177,30 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     return record_end(&j, f);
 }
 
+/* Repetitions run back to back are autocorrelated, so the order-statistic CI, which counts every
+ * sample as independent, is too narrow for them; the stop rule judged their median by the CI of
+ * batch medians as well (reps.h, docs/measurement.md "Autocorrelated samples"), and the record
+ * reports the wider of the two, symmetric about the median, so that its ci_* and rel_err are the
+ * uncertainty the run actually has. */
+static void widen_to_batch_ci(lts_summary_t *s, const lts_measurement_t *m, const lts_rep_policy_t *pol) {
+    int row = m->sync ? lts_reg_find(&lts_sync_registry, m->sync) : -1;
+    if (row < 0 || pol->rule != LTS_STOP_MEDIAN || !isfinite(s->median) || s->median == 0) return;
+    const lts_sync_desc_t *sy = (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)row);
+    size_t L = lts_rep_ci_batch_len(pol, sy->per_rep == 0);
+    if (!L) return;
+    double b = lts_rep_batch_rel_err(m->samples, m->n, L, pol->confidence, s->median);
+    if (!isfinite(b) || (isfinite(s->rel_err) && b <= s->rel_err)) return;
+    s->rel_err = b;
+    s->ci_half = b * fabs(s->median);
+    s->ci_lo = s->median - s->ci_half;
+    s->ci_hi = s->median + s->ci_half;
+}
+
 int lts_results_write_point(FILE *f, const lts_point_t *pt, const lts_run_info_t *in, int raw) {
     const lts_measurement_t *m = pt->m;
     lts_summary_t s;
     lts_summarize(m->samples, m->n, in->policy->confidence, in->policy->rule, &s);
+    widen_to_batch_ci(&s, m, in->policy);
     lts_json_t j;
     record_begin(&j, "point");
     lts_json_str(&j, "bench", in->bench);

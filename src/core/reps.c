@@ -111,7 +111,7 @@ size_t lts_rep_ci_batch_len(const lts_rep_policy_t *p, int back_to_back) {
  * (sub-levels ~5 % apart lasting 50-200 repetitions), and the order-statistic CI, which counts
  * every sample as independent, says +-2.5 % where a 200-sample median is 3 % off the long run in
  * 16-29 % of windows. INFINITY (go on measuring) with fewer than LTS_CI_BATCHES batches. */
-static double batch_rel_err(const double *x, size_t n, size_t L, double confidence, double median) {
+double lts_rep_batch_rel_err(const double *x, size_t n, size_t L, double confidence, double median) {
     size_t B = n / L;
     if (B < LTS_CI_BATCHES) return INFINITY;
     double *tmp = malloc(L * sizeof *tmp), *m = malloc(B * sizeof *m), mean = 0, ss = 0;
@@ -211,7 +211,7 @@ lts_stop_reason_t lts_rep_decide(lts_rep_ctl_t *c, double elapsed_s) {
                  * Asked after the halves, so that a warm-up inside the samples is still dropped
                  * (its batches would widen this CI, and measuring on would only dilute it). */
                 double b = c->pol.rule == LTS_STOP_MEDIAN && c->ci_batch
-                               ? batch_rel_err(c->samples, c->n, c->ci_batch, c->pol.confidence, median) : NAN;
+                               ? lts_rep_batch_rel_err(c->samples, c->n, c->ci_batch, c->pol.confidence, median) : NAN;
                 if (b > c->achieved_rel_err) c->achieved_rel_err = b;
                 if (c->achieved_rel_err <= c->pol.rel_err) return LTS_STOP_CONVERGED;
             } else {

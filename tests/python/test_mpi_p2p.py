@@ -111,6 +111,33 @@ def test_back_to_back_stop_waits_for_the_batches(tmp_path):
     assert p["sync"] == "barrier" and p["stop_reason"] == "converged" and p["n"] < 1000, p
 
 
+def test_back_to_back_record_reports_the_batch_ci(tmp_path):
+    """A back-to-back point's record reports the wider of the order-statistic CI and the batch CI
+    its stop rule judged (src/bench/results.c, docs/measurement.md "Autocorrelated samples"),
+    recomputed here from its raw samples: the newest B >= 5 batches of 200, half-width
+    t_{B-1} sd(batch medians) / sqrt(B), relative to the median."""
+    import numpy as np
+    from scipy import stats
+
+    out = tmp_path / "a.jsonl"
+    cp = mpirun(2, ["p2p", "--pairs", "0:1", "--sizes", "0,8", "--rel-err", "0.05", "--budget", "5", "--raw",
+                    "-o", str(out)], bind=True)
+    assert cp.returncode == 0, cp.stderr
+    points = [r for r in map(json.loads, out.read_text().splitlines()) if r.get("type") == "point"]
+    assert len(points) == 2
+    for p in points:
+        x = np.asarray(p["samples_s"])
+        assert p["sync"] == "none" and len(x) == p["n"] >= 1000, p["n"]
+        L = 200
+        B = len(x) // L
+        tail = x[len(x) - B * L:].reshape(B, L)
+        med = np.median(tail, axis=1)
+        batch = stats.t.ppf(0.975, B - 1) * med.std(ddof=1) / np.sqrt(B) / abs(p["median_s"])
+        assert p["rel_err"] >= batch * (1 - 1e-3), (p["rel_err"], batch)  # samples: 9 digits in JSON
+        assert p["ci_hi_s"] - p["ci_lo_s"] == pytest.approx(2 * p["ci_half_s"], rel=1e-6)
+        assert p["ci_lo_s"] <= p["median_s"] <= p["ci_hi_s"], p
+
+
 @pytest.mark.parametrize("np_", NPS)
 def test_other_ops(np_, tmp_path):
     if np_ < 2:
