@@ -16,8 +16,8 @@
  * (LEAD_LO..LEAD_HI), interleaved, REPS trials each. A trial is "caught" when the wait returns
  * below the midpoint between the median wait at the largest lead (always caught: the message was
  * there long before) and at the smallest (always missed: sent after the call) -- both measured in
- * this sweep, no constant from elsewhere. The caught fraction F(lead), made monotone (a running
- * maximum), is the distribution function of the boundary B: a trial catches when lead >= B. The
+ * this sweep, no constant from elsewhere. The caught fraction F(lead), made monotone (pooling adjacent
+ * violators), is the distribution function of the boundary B: a trial catches when lead >= B. The
  * samples returned are B's quantiles (k + 1/2)/N read off F by linear interpolation between grid
  * points, so a record's median is the lead caught half the time and its min/p90/p99 the spread
  * (the loop simulation draws B from them). Cost: GRID x REPS trials of ~35 us (~70 ms). */

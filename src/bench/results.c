@@ -184,7 +184,11 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
  * uncertainty the run actually has. */
 static void widen_to_batch_ci(lts_summary_t *s, const lts_measurement_t *m, const lts_rep_policy_t *pol) {
     int row = m->sync ? lts_reg_find(&lts_sync_registry, m->sync) : -1;
-    if (row < 0 || pol->rule != LTS_STOP_MEDIAN || !isfinite(s->median) || s->median == 0) return;
+    /* a fixed count was never judged by a stop rule (and logp's catch returns quantiles, not
+     * repetitions in order): its samples keep their own CI */
+    if (row < 0 || m->stop_reason == LTS_STOP_FIXED || pol->rule != LTS_STOP_MEDIAN || !isfinite(s->median) ||
+        s->median == 0)
+        return;
     const lts_sync_desc_t *sy = (const lts_sync_desc_t *)lts_reg_row(&lts_sync_registry, (size_t)row);
     size_t L = lts_rep_ci_batch_len(pol, sy->per_rep == 0);
     if (!L) return;

@@ -294,6 +294,22 @@ def test_catch_boundary_of_a_posted_receive(tmp_path, monkeypatch):
     assert json.loads(pj.read_text())["source"]["catch_s"] == f.aux_s("catch")
 
 
+def test_catch_record_keeps_its_order_statistic_ci(tmp_path):
+    """Under the default (adaptive) policy, catch's record is still a fixed count of quantiles, not
+    repetitions in order: its CI stays the order-statistic one (two of its own samples), never the
+    batch CI of back-to-back repetitions (src/bench/results.c), which over sorted quantiles would
+    claim an uncertainty of the whole sweep."""
+    out = tmp_path / "c.jsonl"
+    cp = mpirun(2, ["logp", "--sizes", "0", "--ops", "catch", "--raw", "-o", str(out)], timeout=120, bind=True)
+    assert cp.returncode == 0, cp.stderr
+    res = load(out)
+    r = res.points[res.points["op"] == "catch"].iloc[0]
+    b = raw(res, "catch")
+    assert r["stop_reason"] == "fixed" and r["sync"] == "none"
+    for k in ("ci_lo_s", "ci_hi_s"):
+        assert min(abs(x - float(r[k])) for x in b) <= 1e-9 * max(1e-9, abs(float(r[k]))) + 1e-18, (k, r[k])
+
+
 def test_fit_without_stream_ops(tmp_path, monkeypatch):
     """Records of the four classic measurements only (older runs, --ops o_s,o_r,rtt,g) fit as
     before, with no stream table."""
