@@ -11,6 +11,7 @@ from scipy import stats
 
 from latscope import cli
 from latscope import tables as T
+from latscope.results import load, under_load
 
 from conftest import mpirun
 
@@ -222,9 +223,11 @@ def test_fit_rejects_degenerate(case: str, tmp_path: Path, capsys: pytest.Captur
     assert not (tmp_path / "out").exists()
 
 
-def test_fit_real_pingpong_samples(tmp_path: Path) -> None:
+def test_fit_real_pingpong_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Raw samples of a real ping-pong (latscope-bench --raw): right-skewed, so the fit is interior,
-    every table keeps the observed mean, and the fit.json is strict."""
+    every table keeps the observed mean, and the fit.json is strict. Under load from other
+    processes (the point's own record says so) `tables fit` may instead refuse, in one line, a
+    table that cannot keep the mean."""
     out = tmp_path / "pp.jsonl"
     cp = mpirun(2, ["p2p", "--op", "pingpong", "--sizes", "8", "--min-reps", "5000", "--max-reps", "5000",
                     "--budget", "0", "--raw", "-o", str(out)])
@@ -233,7 +236,24 @@ def test_fit_real_pingpong_samples(tmp_path: Path) -> None:
     assert x.size == 5000
     f = T.fit_lognormal(x)
     assert x.min() > f.loc_s and 0 < f.ks_distance < 1 and f.shape >= T.SHAPE_MIN
-    assert cli.main(["tables", "fit", str(out), "-o", str(tmp_path / "fit")]) == 0
+    capsys.readouterr()
+    rc = cli.main(["tables", "fit", str(out), "-o", str(tmp_path / "fit")])
+    if rc != 0:
+        # beside a CPU-bound process (a fresh clone's make test beside a hog) the samples carry the
+        # scheduler's slices: a fit of shape 2.23 whose mean is 4 times its median, so keeping the
+        # observed mean (5.1 us) put the full-variance table's loc at -8.1 us, its entries clipped
+        # at 0, and the table's mean could not come down to the target: tables fit refused it
+        # (exit 2, the table named). Allowed only where the samples show such slices (a mean over
+        # twice the median; a quiet ping-pong's is within ~20 % of it) or the point says it was
+        # measured under load (a hog sharing 2 cores with 2 polling ranks got 0.29 CPU here, under
+        # the 0.5 the load flag needs, so the samples' own tail is the first test).
+        res = load(out)
+        err = capsys.readouterr().err
+        slices = float(x.mean()) > 2 * float(np.median(x))
+        assert rc == 2 and (slices or under_load(res.points.iloc[0], res.meta) is True), (rc, err, x.mean(),
+                                                                                           np.median(x))
+        assert err.count("\n") == 1 and "cannot be brought to the target" in err, err
+        return
     js = json.loads((tmp_path / "fit" / "fit.json").read_text())
     assert js["schema"] == "latscope.tables-fit/2" and js["fit"]["ks_distance"] == pytest.approx(f.ks_distance)
     for row in js["tables"]:
