@@ -35,7 +35,8 @@ measurements. The loop simulation draws every cost from the spread the LogP runs
 loop settles in the mix of states that noise produces; --without noise gives every cost its median.
 Each run also prints its mean error on the same files without noise, without irecv_wait and
 without rtt_poll_any (the model before each), and with the exchange rows in their 2-cycle
-instead of entering together (docs/barriers.md; shown, never judged)."""
+instead of entering together, and where the exchange rows sat between their two levels (the
+"exchange state" line, docs/barriers.md "The exchange rows' state"; shown, never judged)."""
 from __future__ import annotations
 
 import argparse
@@ -130,6 +131,27 @@ def exchange_cycle(f: logp.LogPFit, rows: pd.DataFrame) -> float | None:
         meds = [sorted(v[20:])[len(v[20:]) // 2] for v in t]
         out.loc[i, "rel_err"] = (sum(meds) / len(meds) - float(r["measured_s"])) / float(r["measured_s"])
     return mean_abs_rel_err(out)
+
+
+def exchange_state(f: logp.LogPFit, rows: pd.DataFrame) -> str | None:
+    """Where the exchange rows (pairwise, dissemination) sat in this launch, from their measured
+    value and two levels of the same launch's LogP ops (docs/barriers.md "The exchange rows' state"):
+    together T = post + o_s + irecv_wait (both ranks find the other's message at the first look),
+    floor S = post + o_s + wait_s (the rank misses its look and pays the wait floor); the
+    position (measured - T) / (S - T) is 0 in the together state, 1 where every barrier pays the
+    floor, in between for a mix of states (in the 2-cycle each rank pays the floor every other
+    barrier, so its median sits at either level or between them). The window
+    o_s - catch_s is how far apart the ranks may enter and both still catch (< 0: no together
+    state). Printed, never used for a prediction or the verdict. None without the ops it needs."""
+    post, irw, catch = aux(f, "post") or 0.0, aux(f, "irecv_wait"), aux(f, "catch")
+    ex = rows[(rows["P"] == 2) & rows["alg"].isin(["pairwise", "dissemination"]) & rows["measured_s"].notna()]
+    if f.wait_s is None or irw is None or catch is None or ex.empty or f.wait_s <= irw:
+        return None
+    lo, hi = post + f.o_s_s + irw, post + f.o_s_s + f.wait_s
+    at = ", ".join(f"{r['alg']} {float(r['measured_s']) * 1e9:.0f} ns (at {(float(r['measured_s']) - lo) / (hi - lo):+.2f})"
+                   for _, r in ex.sort_values("alg").iterrows())
+    return (f"exchange state: window o_s - catch = {(f.o_s_s - catch) * 1e9:.0f} ns, together "
+            f"{lo * 1e9:.0f} ns (0), floor {hi * 1e9:.0f} ns (1), measured {at}")
 
 
 def one_run(nps: list[int], reps: int, td: Path, show: bool,
@@ -239,6 +261,9 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
         d0 = d0[d0["P"] <= cores()]
         note += f"; same files without {side}: {100 * mean_abs_rel_err(d0):.1f}%"
     cyc = exchange_cycle(f, fit_)
+    st = exchange_state(f, fit_)
+    if st is not None:
+        note += "; " + st
     if cyc is not None:
         note += f"; exchange rows in the 2-cycle instead: {100 * cyc:.1f}%"
     if show:
