@@ -14,7 +14,8 @@ Steps, all in one session (the machine may be shared: parameters and runs minute
    under the injector (latscope inject run
    --table T --seed S --coll messages: the collectives run as the same latscope rows the trace
    holds, every message delayed); latscope sim of the GOAL without and with the table and seed
-   (the same per-rank draws as the injector's).
+   (the same per-rank draws as the injector's), each entry plus the injector's own cost per send
+   (inject-overhead under the injector, measured in this run: docs/trace.md "The injector's cost").
 Compared: for trace-pingpong, the program's median iteration (rank 0) against the replay's
 iteration: the median on its critical path (rank 0's receives; the blocking and nonblocking
 ping-pongs), or its mean (the allreduce mode, whose critical path is not that chain). Medians, because a shared machine stalls some iterations (a rank descheduled inside
@@ -94,6 +95,23 @@ def run_prog(prefix: list[str], env: dict[str, str], wrap: list[str], prog: str,
     return loop_s(cp.stdout, key)
 
 
+def table_entries(path: Path) -> list[int]:
+    """A delay table's entries in ns, in order (docs/delay-table.md: '#' header lines, then
+    whitespace-separated integers)."""
+    return [int(x) for line in path.read_text().splitlines() if not line.startswith("#") for x in line.split()]
+
+
+def with_cost(src: Path, dst: Path, add_ns: int) -> None:
+    """``src`` with ``add_ns`` added to every entry, in the same order: the same seed draws the
+    same indices (the injector's stream draws an index, not a value), each entry as the injector
+    spends it."""
+    head = [line for line in src.read_text().splitlines() if line.startswith("#")]
+    vals = [v + add_ns for v in table_entries(src)]
+    body = [" ".join(str(v) for v in vals[i:i + 8]) for i in range(0, len(vals), 8)]
+    dst.write_text("\n".join(head + [f"# replay: every entry plus the injector's cost per send, {add_ns} ns"] + body)
+                   + "\n")
+
+
 def first_barrier(d: Path) -> list[int]:
     """Per rank, how many records reach the end of the run's first MPI_Barrier: its messages are
     latscope's barrier row, tags LTS_BARRIER_TAG .. + 0xff (include/latscope/algos.h), and their
@@ -144,6 +162,30 @@ def main() -> int:
     latscope("tables", "make", "lognormal", "--mean", "2us", "--sd", "1us", "-o", str(tmp / "ln.tbl"))
     latscope("tables", "make", "constant", "--mean", "0us", "-o", str(tmp / "zero.tbl"))
     ln = launch(2)
+    # The injector's own cost per send, measured apart from every program compared here:
+    # inject-overhead pairs MPI_Send through the injector with PMPI_Send, call by call, so the
+    # paired difference less the entry is what a delayed send costs beyond its draw (the wrapper,
+    # the spin's last counter read past the entry: docs/trace.md "The injector's cost"). The
+    # replay's tables add it to every entry, so the simulator draws what the injector spends.
+    entries = table_entries(tmp / "ln.tbl")
+    typical_ns = round(statistics.median(entries))
+    latscope("tables", "make", "constant", "--mean", f"{typical_ns}ns", "-o", str(tmp / "typical.tbl"))
+    cost_ns = {}
+    for tbl, entry_ns in (("zero", 0), ("typical", typical_ns)):
+        cp = subprocess.run(lat + ["inject", "run", "--table", str(tmp / f"{tbl}.tbl"), "--seed", "1", "--"]
+                            + ln.prefix + [str(program("inject-overhead")), "20000", "3000", "8"],
+                            env=ln.env, capture_output=True, text=True, timeout=300)
+        if cp.returncode != 0:
+            sys.exit(f"inject-overhead under the injector: {cp.stderr.strip()[-2000:]}")
+        diff = float(json.loads(cp.stdout.strip().splitlines()[-1])["diff_median_ns"])
+        cost_ns[tbl] = diff - entry_ns
+    # a cost below zero would be a clock's artefact, not a saving: the replay adds none then
+    add_ns = {k: max(0, round(v)) for k, v in cost_ns.items()}
+    with_cost(tmp / "ln.tbl", tmp / "ln-as-run.tbl", add_ns["typical"])
+    with_cost(tmp / "zero.tbl", tmp / "zero-as-run.tbl", add_ns["zero"])
+    print(f"the injector's cost per send (inject-overhead, 20000 pairs, median paired difference less "
+          f"the entry): {cost_ns['typical']:.0f} ns with a {typical_ns} ns entry (the table's median), "
+          f"{cost_ns['zero']:.0f} ns with a zero entry; added to every entry of the replay's tables")
     print(f"LogGOPS for the replay: L {par.L_s * 1e9:.0f} ns, o_s {par.o_s_s * 1e9:.0f} ns, "
           f"o_r {par.o_r_s * 1e9:.0f} ns, g {par.g_s * 1e9:.0f} ns, G {par.G_s_per_byte * 1e9:.3f} ns/B; "
           f"table lognormal mean 2 us sd 1 us, seed {SEED}; {a.runs} launches each")
@@ -207,11 +249,12 @@ def main() -> int:
             to_goal(dk, d / f"t{k}.goal")
             to_goal(dk, d / f"t{k}-prefix.goal", upto=upto)
             out_k = sim.run(d / f"t{k}-prefix.goal", par, per_rank=False).time_s + max(0.0, aft)
-            bases.append(replayed(d / f"t{k}.goal", par, how, out_k, iters))
-            preds.append(replayed(d / f"t{k}.goal", par, how, out_k, iters, table=tmp / "ln.tbl", seed=SEED))
+            bases.append(replayed(d / f"t{k}.goal", par, how, out_k, iters, table=tmp / "zero-as-run.tbl", seed=1))
+            preds.append(replayed(d / f"t{k}.goal", par, how, out_k, iters, table=tmp / "ln-as-run.tbl", seed=SEED))
         base, pred = statistics.median(bases), statistics.median(preds)
-        base_min = replayed(d / "trace-min.goal", par, how, outside_min, iters)
-        pred_min = replayed(d / "trace-min.goal", par, how, outside_min, iters, table=tmp / "ln.tbl", seed=SEED)
+        base_min = replayed(d / "trace-min.goal", par, how, outside_min, iters, table=tmp / "zero-as-run.tbl", seed=1)
+        pred_min = replayed(d / "trace-min.goal", par, how, outside_min, iters, table=tmp / "ln-as-run.tbl",
+                            seed=SEED)
         m_plain, m_inj = statistics.median(plain), statistics.median(injected)
         rows.append({"name": f"{name} ({how})", "pred_base": base, "plain": m_plain, "pred_inj": pred, "inj": m_inj,
                      "err_base": base / m_plain - 1, "err_inj": pred / m_inj - 1,
