@@ -7,8 +7,9 @@ Steps, all in one session (the machine may be shared: parameters and runs minute
 1. LogGP parameters: latscope bench logp --np 2 at 8 B to 8 KiB, the mini-apps' message sizes (o_s, o_r, rtt, g, and rtt_train, the round trip
    of back-to-back ping-pongs), latscope fit logp. The replay uses latscope.trace.replay_params:
    the fit with L set so that o_s + L + o_r is half of rtt_train, the regime of a program's loop.
-   Measured in --fits launches (default 3); the replay takes the launch whose o_s + L + o_r is
-   their median (one launch can sit in a slower state for its whole life).
+   Measured in --fits launches per program (default 3), among that program's launches; its replay
+   takes the launch whose o_s + L + o_r is their median (one launch can sit in a slower state for
+   its whole life, and the machine's state drifts within minutes).
 2. A delay table: latscope tables make lognormal --mean 2us --sd 1us.
 3. Per program: --traces traced runs (latscope trace run) -> one GOAL, each computation the
    minimum over them (noise only lengthens a computation); --runs uninjected runs (the injector
@@ -100,6 +101,24 @@ def run_prog(prefix: list[str], env: dict[str, str], wrap: list[str], prog: str,
     return loop_s(cp.stdout, key)
 
 
+def fit_launch(prefix: Path) -> tuple[float, "sim.LogGOPS", Path]:
+    """One launch of ``latscope bench logp`` at the mini-apps' message sizes, fitted (``latscope
+    fit logp``, in this process) and made replay parameters (latscope.trace.replay_params): the
+    half round trip o_s + L + o_r, the parameters, the params file."""
+    from latscope import logp
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    res, out = prefix.with_suffix(".jsonl"), prefix.with_suffix(".json")
+    latscope("bench", "logp", "--np", "2", "--sizes", "8,64,1024,8192", "--ops", "o_s,o_r,rtt,g,rtt_train",
+             "-o", str(res))
+    try:
+        f, meta = logp.fit_files([str(res)], 0.95, None)
+    except logp.LogPFitError as e:
+        sys.exit(f"latscope fit logp {res}: {e}")
+    f.write(str(out), meta)
+    par = replay_params(out)
+    return par.o_s_s + par.L_s + par.o_r_s, par, out
+
+
 def table_entries(path: Path) -> list[int]:
     """A delay table's entries in ns, in order (docs/delay-table.md: '#' header lines, then
     whitespace-separated integers)."""
@@ -158,7 +177,8 @@ def main() -> int:
     ap.add_argument("--traces", type=int, default=3,
                     help="traced launches per program; each computation is the minimum over them (default 3)")
     ap.add_argument("--fits", type=int, default=3,
-                    help="launches of the parameter fit and the injector's cost; the median is used (default 3)")
+                    help="launches of the parameter fit per program (among its launches) and of the "
+                         "injector's cost; the median is used (default 3)")
     ap.add_argument("--only", help="programs whose name contains this")
     ap.add_argument("--keep", help="keep the files in this directory")
     a = ap.parse_args()
@@ -190,36 +210,22 @@ def main() -> int:
             sys.exit(f"inject-overhead under the injector: {cp.stderr.strip()[-2000:]}")
         return float(json.loads(cp.stdout.strip().splitlines()[-1])["diff_median_ns"]) - entry_ns
 
-    # Parameters and the injector's cost from --fits launches, and the launch whose half round
-    # trip (o_s + L + o_r of the replay) is their median: one launch can sit in a slower state
-    # for its whole life (docs/measurement.md, launches), and a fit from such a launch moved every
-    # prediction of a run by +8 to +12 % (docs/trace.md "Against reality").
-    fits: list[tuple[float, sim.LogGOPS, int]] = []
+    # The injector's cost from --fits launches, their median
     costs: dict[str, list[float]] = {"zero": [], "typical": []}
     for j in range(a.fits):
-        latscope("bench", "logp", "--np", "2", "--sizes", "8,64,1024,8192", "--ops", "o_s,o_r,rtt,g,rtt_train",
-                 "-o", str(tmp / f"logp{j}.jsonl"))
-        latscope("fit", "logp", str(tmp / f"logp{j}.jsonl"), "--json", str(tmp / f"params{j}.json"))
-        pj = replay_params(tmp / f"params{j}.json")
-        fits.append((pj.o_s_s + pj.L_s + pj.o_r_s, pj, j))
         costs["zero"].append(injector_cost("zero", 0))
         costs["typical"].append(injector_cost("typical", typical_ns))
-    half, par, chosen = sorted(fits, key=lambda f: f[0])[(len(fits) - 1) // 2]
     cost_ns = {k: statistics.median(v) for k, v in costs.items()}
     # a cost below zero would be a clock's artefact, not a saving: the replay adds none then
     add_ns = {k: max(0, round(v)) for k, v in cost_ns.items()}
     with_cost(tmp / "ln.tbl", tmp / "ln-as-run.tbl", add_ns["typical"])
     with_cost(tmp / "zero.tbl", tmp / "zero-as-run.tbl", add_ns["zero"])
-    print(f"fits in {a.fits} launches, o_s + L + o_r: "
-          + ", ".join(f"{f[0] * 1e9:.0f}" for f in fits) + f" ns; the replay uses launch {chosen + 1} "
-          f"(params{chosen}.json), the median")
     print(f"the injector's cost per send (inject-overhead, 20000 pairs, median paired difference less "
           f"the entry; the median of {a.fits} launches): {cost_ns['typical']:.0f} ns with a {typical_ns} ns entry "
           f"(the table's median; " + ", ".join(f"{c:.0f}" for c in costs["typical"]) + f"), "
           f"{cost_ns['zero']:.0f} ns with a zero entry; added to every entry of the replay's tables")
-    print(f"LogGOPS for the replay: L {par.L_s * 1e9:.0f} ns, o_s {par.o_s_s * 1e9:.0f} ns, "
-          f"o_r {par.o_r_s * 1e9:.0f} ns, g {par.g_s * 1e9:.0f} ns, G {par.G_s_per_byte * 1e9:.3f} ns/B; "
-          f"table lognormal mean 2 us sd 1 us, seed {SEED}; {a.runs} launches each")
+    print(f"table lognormal mean 2 us sd 1 us, seed {SEED}; {a.runs} launches each; parameters from {a.fits} "
+          f"logp launches per program, among its launches")
     rows: list[dict[str, Any]] = []
     for name, prog, args, how in PROGRAMS:
         key = "loop_s" if how == "total" else "iter_median_s"
@@ -237,8 +243,15 @@ def main() -> int:
         outs: list[str] = []
         # interleaved, the traced runs too: drifts of the shared machine's load hit every condition
         # alike (traces taken minutes before the launches replayed another load: CG -23 %)
-        rounds = max(a.runs, a.traces)
+        rounds = max(a.runs, a.traces, a.fits)
         at = {j * rounds // a.traces for j in range(a.traces)}   # distinct: the step is >= 1
+        # the parameters too, measured among the program's launches (--fits of them, at the traced
+        # rounds and, for more, spread as those are): a fit from launches minutes before, in a
+        # slower state of the machine (half round trip 1.44-1.60 us against 1.15-1.17 us), moved
+        # every prediction of a run by +8 to +12 %. The replay takes the fit whose half round trip
+        # (o_s + L + o_r) is their median.
+        fit_at = {j * rounds // a.fits for j in range(a.fits)}   # distinct, as the traced rounds
+        fits: list[tuple[float, sim.LogGOPS, Path]] = []
         for i in range(rounds):
             if i in at:
                 dk = d / f"t{len(dirs)}"
@@ -248,9 +261,15 @@ def main() -> int:
                     sys.exit(f"trace of {name}: {tr_out.stderr.strip()[-2000:]}")
                 dirs.append(dk)
                 outs.append(tr_out.stdout)
+            if i in fit_at:
+                fits.append(fit_launch(d / f"fit{len(fits)}"))
             if i < a.runs:
                 plain.append(run_prog(ln.prefix, ln.env, zero_w, prog, args, key))
                 injected.append(run_prog(ln.prefix, ln.env, inj_w, prog, args, key))
+        _, par, chosen = sorted(fits, key=lambda f: f[0])[(len(fits) - 1) // 2]
+        print(f"{name}: fits' o_s + L + o_r " + ", ".join(f"{f[0] * 1e9:.0f}" for f in fits)
+              + f" ns; the replay uses {chosen.name} (L {par.L_s * 1e9:.0f} ns, o_s {par.o_s_s * 1e9:.0f} ns, "
+              f"o_r {par.o_r_s * 1e9:.0f} ns, g {par.g_s * 1e9:.0f} ns, G {par.G_s_per_byte * 1e9:.3f} ns/B)")
         # per computation the minimum over the traces (set against the launches' minimum: the
         # machine's least disturbed pace)
         st = to_goal(dirs[0], d / "trace.goal", also=dirs[1:])
