@@ -518,6 +518,37 @@ def test_per_rank_draws_are_the_injectors(tmp_path: Path, table: Path) -> None:
     assert [rec["delay_ps"] for rec in recs] == [int(lg["requested_ns_sum"]) * 1000 for lg in logs]
 
 
+def test_a_table_shifted_by_a_cost_draws_the_same_indices(tmp_path: Path) -> None:
+    """bench/sim_vs_real.py replays a table with the injector's cost per send added to every
+    entry (docs/trace.md "The injector's cost"): the stream draws an index, not a value, so with
+    the same seed each rank's draws are the original ones plus the cost, send for send."""
+    vals = [(i * 7919) % 4099 * 7 + (i % 13) * 1000 for i in range(4096)]
+    base = write_table(tmp_path / "base.txt", vals)
+    cost_ns = 74
+    shifted = write_table(tmp_path / "shifted.txt", [v + cost_ns for v in vals])
+    n = [37, 23]   # sends per rank
+    lines = ["num_ranks 2"]
+    for r in range(2):
+        lines.append(f"rank {r} {{")
+        lines += [f"s{i}: send 8b to {1 - r} tag 0" for i in range(n[r])]
+        lines += [f"r{i}: recv 8b from {1 - r} tag 0" for i in range(n[1 - r])]
+        lines.append("}")
+    f = tmp_path / "draws.goal"
+    f.write_text("\n".join(lines) + "\n")
+    par = sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7)
+    drawn = []
+    for t in (base, shifted):
+        out = tmp_path / f"{t.stem}.jsonl"
+        sim.run(f, par, table=t, seed=99, per_rank_path=out)
+        drawn.append([json.loads(x)["delay_ps"] for x in out.read_text().splitlines()])
+    assert drawn[0][0] > 0 and drawn[0][1] > 0
+    assert drawn[1] == [d + k * cost_ns * 1000 for d, k in zip(drawn[0], n)]
+    # another seed draws other indices: the equality above is not the cost alone
+    other = tmp_path / "other.jsonl"
+    sim.run(f, par, table=shifted, seed=100, per_rank_path=other)
+    assert [json.loads(x)["delay_ps"] for x in other.read_text().splitlines()] != drawn[1]
+
+
 def test_os_noise_takes_exactly_the_detours_a_computation_crosses(tmp_path: Path) -> None:
     # one rank computes 10 periods' worth: a period leaves T - d of work, so the work needs
     # 10 T / (T - d) = 11.1 periods and loses 11 detours, or 12 when it starts just before one,
