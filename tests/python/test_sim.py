@@ -488,6 +488,18 @@ def test_windows_beyond_the_wheel_and_both_event_sizes(tmp_path: Path) -> None:
         assert out[0] == out[1], extra
 
 
+def exchange_goal(path: Path, n: list[int]) -> Path:
+    """A 2-rank GOAL schedule: rank r sends n[r] 8-byte messages to the other and receives n[1 - r]."""
+    lines = ["num_ranks 2"]
+    for r in range(2):
+        lines.append(f"rank {r} {{")
+        lines += [f"s{i}: send 8b to {1 - r} tag 0" for i in range(n[r])]
+        lines += [f"r{i}: recv 8b from {1 - r} tag 0" for i in range(n[1 - r])]
+        lines.append("}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def test_per_rank_draws_are_the_injectors(tmp_path: Path, table: Path) -> None:
     """The injector's own log (count and sum of requested delays per rank) equals the simulator's
     per-rank draws for the same table and seed: the same stream, drawn in the same order."""
@@ -504,14 +516,7 @@ def test_per_rank_draws_are_the_injectors(tmp_path: Path, table: Path) -> None:
     # rank r issues exactly count_r sends: the simulator draws count_r delays on rank r
     n = [int(lg["count"]) for lg in logs]
     assert min(n) > 0
-    lines = ["num_ranks 2"]
-    for r in range(2):
-        lines.append(f"rank {r} {{")
-        lines += [f"s{i}: send 8b to {1 - r} tag 0" for i in range(n[r])]
-        lines += [f"r{i}: recv 8b from {1 - r} tag 0" for i in range(n[1 - r])]
-        lines.append("}")
-    f = tmp_path / "draws.goal"
-    f.write_text("\n".join(lines) + "\n")
+    f = exchange_goal(tmp_path / "draws.goal", n)
     out = tmp_path / "pr.jsonl"
     sim.run(f, sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7), table=table, seed=4242, per_rank_path=out)
     recs = [json.loads(x) for x in out.read_text().splitlines()]
@@ -527,14 +532,7 @@ def test_a_table_shifted_by_a_cost_draws_the_same_indices(tmp_path: Path) -> Non
     cost_ns = 74
     shifted = write_table(tmp_path / "shifted.txt", [v + cost_ns for v in vals])
     n = [37, 23]   # sends per rank
-    lines = ["num_ranks 2"]
-    for r in range(2):
-        lines.append(f"rank {r} {{")
-        lines += [f"s{i}: send 8b to {1 - r} tag 0" for i in range(n[r])]
-        lines += [f"r{i}: recv 8b from {1 - r} tag 0" for i in range(n[1 - r])]
-        lines.append("}")
-    f = tmp_path / "draws.goal"
-    f.write_text("\n".join(lines) + "\n")
+    f = exchange_goal(tmp_path / "draws.goal", n)
     par = sim.LogGOPS(L_s=1e-6, o_s_s=1e-7, o_r_s=1e-7)
     drawn = []
     for t in (base, shifted):
