@@ -9,7 +9,11 @@ Steps, all in one session (the machine may be shared: parameters and runs minute
    the fit with L set so that o_s + L + o_r is half of rtt_train, the regime of a program's loop.
    Measured in --fits launches per program (default 3), among that program's launches; its replay
    takes the launch whose o_s + L + o_r is their median (one launch can sit in a slower state for
-   its whole life, and the machine's state drifts within minutes).
+   its whole life, and the machine's state drifts within minutes). Each trace's replay then takes
+   L and G from that trace's own message hops (latscope.trace.hop_params; docs/trace.md
+   "Parameters from the program's messages"), S where the fit's rtt_train more than doubles from
+   one size to the next: what a message costs in the program's loop, whose computation leaves
+   MPI's state out of the caches. The fit's L and G are replayed beside, and printed.
 2. A delay table: latscope tables make lognormal --mean 2us --sd 1us.
 3. Per program: --traces traced runs (latscope trace run) -> one GOAL, each computation the
    minimum over them (noise only lengthens a computation); --runs uninjected runs (the injector
@@ -28,11 +32,14 @@ MPI_Barrier (where the program starts its clock) less what the traced runs did a
 against the median runtime of the launches (and, printed beside, their minimum).
 
 Printed per program, worst first: predicted and measured medians without and with the table and
-their errors; the trace's size; the tracer's cost per call (inject-overhead under the tracer). Exit status 1 when an injected prediction misses 10 %.
+their errors; the trace's size; each program's message hops in its traced loop beside what the
+replay charges for them (latscope trace hops: docs/trace.md "Message hops"); the tracer's cost per
+call (inject-overhead under the tracer). Exit status 1 when an injected prediction misses 10 %.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -45,8 +52,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from latscope import sim  # noqa: E402
 from latscope.run import launch, program  # noqa: E402
-from latscope.trace import (COLL, IRECV, ISEND, RECV, SEND, WAIT, path_iteration_median, read_dir,  # noqa: E402
-                            replay_params, to_goal)
+from latscope.trace import (COLL, IRECV, ISEND, RECV, SEND, WAIT, hop_params, hops, model_hop_s,  # noqa: E402
+                            path_iteration_median, read_dir, replay_params, to_goal)
 
 BARRIER_TAG = 0x4C54 + 0x100   # LTS_BARRIER_TAG (include/latscope/algos.h)
 
@@ -118,6 +125,21 @@ def fit_launch(prefix: Path) -> tuple[float, "sim.LogGOPS", Path]:
     par = replay_params(out)
     return par.o_s_s + par.L_s + par.o_r_s, par, out
 
+
+
+def protocol_switch(params: Path) -> int | None:
+    """Where the library changes protocol, from the fit's back-to-back ping-pongs
+    (``source.stream``): one byte less than the first measured size whose half round trip is more
+    than twice the previous size's (MPICH over shared memory here: 4 KiB 2.1 us, 8 KiB 5.0 us, its
+    single-copy CMA protocol from 8 KiB on), for the replay's S (rendezvous above it). None when no
+    size jumps so."""
+    stream = json.loads(params.read_text()).get("source", {}).get("stream") or {}
+    sizes, rtt = stream.get("sizes_bytes") or [], stream.get("rtt_train_s") or []
+    pts = [(int(b), float(t)) for b, t in zip(sizes, rtt) if isinstance(t, (int, float)) and t > 0]
+    for (_, t1), (b2, t2) in zip(pts, pts[1:]):
+        if t2 > 2 * t1:
+            return b2 - 1
+    return None
 
 def table_entries(path: Path) -> list[int]:
     """A delay table's entries in ns, in order (docs/delay-table.md: '#' header lines, then
@@ -270,6 +292,29 @@ def main() -> int:
         print(f"{name}: fits' o_s + L + o_r " + ", ".join(f"{f[0] * 1e9:.0f}" for f in fits)
               + f" ns; the replay uses {chosen.name} (L {par.L_s * 1e9:.0f} ns, o_s {par.o_s_s * 1e9:.0f} ns, "
               f"o_r {par.o_r_s * 1e9:.0f} ns, g {par.g_s * 1e9:.0f} ns, G {par.G_s_per_byte * 1e9:.3f} ns/B)")
+        # what a message cost in the program's own loop against what the replay charges for it
+        # (docs/trace.md "Message hops"): the median over the traces of each size's median hop,
+        # sizes with at least 10 messages that found their receiver waiting in every trace.
+        # Printed only: the replay's parameters stay the fit's
+        per_trace = [{h.size_bytes: h for h in hops(dk)} for dk in dirs]
+        common = sorted(set.intersection(*(set(t) for t in per_trace)))
+        shown = [(b, statistics.median(t[b].median_ns or 0.0 for t in per_trace)) for b in common
+                 if all(t[b].waited >= 10 and t[b].median_ns is not None for t in per_trace)]
+        if shown:
+            print(f"{name}: hops in the traced loop / the fit's charge (ns): " + ", ".join(
+                f"{b} B {h:.0f}/{model_hop_s(par, b) * 1e9:.0f} ({h / (model_hop_s(par, b) * 1e9):.2f})"
+                for b, h in shown))
+        # the replay's L and G from each trace's own hops (latscope.trace.hop_params; o_s, o_r, g
+        # from the fit; S where the fit's ping-pongs jump): a program that computes between its
+        # messages pays for them with MPI's state out of the caches, which back-to-back ping-pongs
+        # never do (MG class S's 200 B hop 1.3-1.6x, 2312 B 1.7-2.2x the fit's charge; its replay
+        # with the fit came out 9.5-14.2 % short of its own traced loop: docs/trace.md)
+        S = protocol_switch(chosen)
+        hp = [hop_params(par, dk, S)[0] for dk in dirs]
+        par_h = dataclasses.replace(hp[0], L_s=statistics.median(x.L_s for x in hp),
+                                    G_s_per_byte=statistics.median(x.G_s_per_byte for x in hp))
+        print(f"{name}: the replay's L, G from each trace's hops (S {S if S is not None else 'none'}): "
+              + ", ".join(f"{x.L_s * 1e9:.0f} ns, {x.G_s_per_byte * 1e9:.3f} ns/B" for x in hp))
         # per computation the minimum over the traces (set against the launches' minimum: the
         # machine's least disturbed pace)
         st = to_goal(dirs[0], d / "trace.goal", also=dirs[1:])
@@ -286,7 +331,7 @@ def main() -> int:
             t_start = float(rt0.records["t1"][upto[0] - 1] - rt0.records["t1"][0]) / rt0.ticks_per_s
             after.append(max(to_goal(dk, d / "one.goal").span_s) - t_start - loop_s(o))
         to_goal(dirs[0], d / "prefix-min.goal", also=dirs[1:], upto=upto, combine="min")
-        outside_min = sim.run(d / "prefix-min.goal", par, per_rank=False).time_s + max(0.0, min(after))
+        outside_min = sim.run(d / "prefix-min.goal", par_h, per_rank=False).time_s + max(0.0, min(after))
         calls = st.calls / st.ranks
         size = sum(f.stat().st_size for f in dirs[0].glob("trace.*.bin"))
         print(f"{name}: trace {size / 1e6:.2f} MB for {st.calls} calls ({size / st.calls:.0f} bytes per call)")
@@ -294,20 +339,26 @@ def main() -> int:
         # holds its share of the machine's stalls, as each launch does; a per-computation median
         # over the traces drops nearly all of them (a stall rarely hits the same computation
         # twice), which under heavy load predicted CG 54 % short of launches that had theirs.
-        bases, preds = [], []
+        bases, preds, preds_fit = [], [], []
         for k, (dk, aft) in enumerate(zip(dirs, after)):
             to_goal(dk, d / f"t{k}.goal")
             to_goal(dk, d / f"t{k}-prefix.goal", upto=upto)
-            out_k = sim.run(d / f"t{k}-prefix.goal", par, per_rank=False).time_s + max(0.0, aft)
-            bases.append(replayed(d / f"t{k}.goal", par, how, out_k, iters, table=tmp / "zero-as-run.tbl", seed=1))
-            preds.append(replayed(d / f"t{k}.goal", par, how, out_k, iters, table=tmp / "ln-as-run.tbl", seed=SEED))
+            out_k = sim.run(d / f"t{k}-prefix.goal", hp[k], per_rank=False).time_s + max(0.0, aft)
+            bases.append(replayed(d / f"t{k}.goal", hp[k], how, out_k, iters, table=tmp / "zero-as-run.tbl", seed=1))
+            preds.append(replayed(d / f"t{k}.goal", hp[k], how, out_k, iters, table=tmp / "ln-as-run.tbl", seed=SEED))
+            # beside it, the fit's own parameters, as the bench predicted before
+            out_f = sim.run(d / f"t{k}-prefix.goal", par, per_rank=False).time_s + max(0.0, aft)
+            preds_fit.append(replayed(d / f"t{k}.goal", par, how, out_f, iters, table=tmp / "ln-as-run.tbl",
+                                      seed=SEED))
         base, pred = statistics.median(bases), statistics.median(preds)
-        base_min = replayed(d / "trace-min.goal", par, how, outside_min, iters, table=tmp / "zero-as-run.tbl", seed=1)
-        pred_min = replayed(d / "trace-min.goal", par, how, outside_min, iters, table=tmp / "ln-as-run.tbl",
+        base_min = replayed(d / "trace-min.goal", par_h, how, outside_min, iters, table=tmp / "zero-as-run.tbl",
+                            seed=1)
+        pred_min = replayed(d / "trace-min.goal", par_h, how, outside_min, iters, table=tmp / "ln-as-run.tbl",
                             seed=SEED)
         m_plain, m_inj = statistics.median(plain), statistics.median(injected)
         rows.append({"name": f"{name} ({how})", "pred_base": base, "plain": m_plain, "pred_inj": pred, "inj": m_inj,
                      "err_base": base / m_plain - 1, "err_inj": pred / m_inj - 1,
+                     "err_inj_fit": statistics.median(preds_fit) / m_inj - 1,
                      "inj_lo": min(injected), "inj_hi": max(injected), "plain_lo": min(plain),
                      "plain_hi": max(plain), "err_inj_min": pred_min / min(injected) - 1,
                      "err_base_min": base_min / min(plain) - 1, "pred_min": pred_min, "base_min": base_min,
@@ -330,6 +381,8 @@ def main() -> int:
         print(f"{r['name']:<32} {r['inj_lo'] * 1e3:>10.4f}..{r['inj_hi'] * 1e3:<10.4f} {r['pred_min'] * 1e3:>8.4f} "
               f"{100 * r['err_inj_min']:>+6.1f}%   {r['plain_lo'] * 1e3:>10.4f}..{r['plain_hi'] * 1e3:<10.4f} "
               f"{r['base_min'] * 1e3:>8.4f} {100 * r['err_base_min']:>+6.1f}%")
+    print("injected error with the fit's L and G (back-to-back ping-pongs) instead of the traces' hops: "
+          + ", ".join(f"{r['name']} {100 * r['err_inj_fit']:+.1f} %" for r in rows))
     # the tracer's cost: inject-overhead pairs MPI_Send (through the preloaded tracer) with PMPI_Send
     # (never wrapped), call by call, so both see the same machine state
     cp = subprocess.run(lat + ["trace", "run", "--no-goal", "-o", str(tmp / "overhead"), "--"] + ln.prefix

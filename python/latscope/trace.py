@@ -363,3 +363,131 @@ def path_iteration_median(summary: dict[str, Any], rank: int, peer: int, tag: in
     if len(ends) < 2:
         return None, len(ends)
     return statistics.median(b - a for a, b in zip(ends, ends[1:])), len(ends)
+
+
+@dataclass
+class HopStats:
+    """Messages of one size: how many the trace holds, how many found their receiver already
+    waiting, and those hops' order statistics (ns)."""
+    size_bytes: int
+    messages: int
+    waited: int
+    median_ns: float | None
+    p10_ns: float | None
+    p90_ns: float | None
+
+
+def hops(trace_dir: str | os.PathLike[str]) -> list[HopStats]:
+    """Per message size, the time from a send's entry (``MPI_Send``/``MPI_Isend``) to the return
+    of the call that completed its receive (``MPI_Recv``, or the wait of its ``MPI_Irecv``), for
+    the messages whose receiver was already in that call when the send began: then nothing but
+    the message itself kept it there, and the hop is what the replay charges a message, o_s + L +
+    o_r (+ the per-byte terms; docs/trace.md "Message hops"). Both ends are read on the ranks'
+    cycle counters, which on one host are one clock (rdtsc, cntvct_el0): ranks on different hosts
+    give no hops. Messages are matched as MPI matches them, per (sender, receiver, communicator,
+    tag) in order; a receive posted with a wildcard source or tag is not matched, nor are the
+    receives posted after it that it could have taken the message of. At 2 ranks each
+    ``MPI_Allgatherv`` is the exchange the replay makes of it: two messages, the blocks, and the
+    hop of the later rank's block is the earlier rank's return less the later rank's entry."""
+    import statistics
+    from collections import defaultdict
+    ranks = read_dir(trace_dir)
+    tps = statistics.fmean(rt.ticks_per_s for rt in ranks)
+    sends: dict[tuple[int, int, int, int], list[tuple[int, int]]] = defaultdict(list)
+    recvs: dict[tuple[int, int, int, int], list[tuple[int, int] | None]] = defaultdict(list)
+    for rt in ranks:
+        rec = rt.records
+        kind, peer, tag, comm, nbytes, req, t0, t1 = (rec[k].tolist() for k in
+                                                      ("kind", "peer", "tag", "comm", "bytes", "req", "t0", "t1"))
+        waits: dict[int, list[int]] = defaultdict(list)   # request -> its completion records, in order
+        for i, k in enumerate(kind):
+            if k == WAIT:
+                waits[req[i]].append(i)
+        # after a wildcard receive, MPI may match any later message of the keys it covers to it:
+        # those keys' later receives are not matched (comm, tag; tag None: every tag)
+        wild: set[tuple[int, int | None]] = set()
+        for i, k in enumerate(kind):
+            if k in (SEND, ISEND):
+                sends[(rt.rank, peer[i], comm[i], tag[i])].append((t0[i], nbytes[i]))
+            elif k in (RECV, IRECV):
+                if k == IRECV and (peer[i] < 0 or tag[i] < 0):
+                    wild.add((comm[i], tag[i] if tag[i] >= 0 else None))
+                    continue
+                if (comm[i], None) in wild or (comm[i], tag[i]) in wild:
+                    continue
+                if k == RECV:
+                    got: tuple[int, int] | None = (t0[i], t1[i])
+                else:
+                    done = next((j for j in waits.get(req[i], ()) if j > i), None)
+                    got = (t0[done], t1[done]) if done is not None else None
+                recvs[(peer[i], rt.rank, comm[i], tag[i])].append(got)
+    by_size: dict[int, list[float]] = defaultdict(list)
+    count: dict[int, int] = defaultdict(int)
+    if len(ranks) == 2:
+        # MPI_Allgatherv at 2 ranks is one exchange, and the replay makes it one (_ring_blocks):
+        # each call is two messages, the blocks; the rank that entered first waits for the later
+        # one's block, whose hop is the first's return less the later's entry
+        ag = [rt.records[(rt.records["kind"] == COLL) & (rt.records["tag"] == ALLGATHERV)] for rt in ranks]
+        for k in range(min(len(ag[0]), len(ag[1]))):
+            a, b = (0, 1) if int(ag[0]["t0"][k]) <= int(ag[1]["t0"][k]) else (1, 0)
+            for r in (0, 1):
+                count[int(ag[r]["bytes"][k])] += 1
+            if int(ag[b]["t0"][k]) < int(ag[a]["t1"][k]):
+                by_size[int(ag[b]["bytes"][k])].append((int(ag[a]["t1"][k]) - int(ag[b]["t0"][k])) * 1e9 / tps)
+    for key, ss in sends.items():
+        rr = recvs.get(key, [])
+        for j, (s0, b) in enumerate(ss):
+            count[b] += 1
+            got = rr[j] if j < len(rr) else None
+            if got is not None and got[0] <= s0 < got[1]:
+                by_size[b].append((got[1] - s0) * 1e9 / tps)
+    out = []
+    for b in sorted(count):
+        v = sorted(by_size.get(b, []))
+        q = statistics.quantiles(v, n=10, method="inclusive") if len(v) >= 2 else None
+        out.append(HopStats(b, count[b], len(v), statistics.median(v) if v else None,
+                            q[0] if q else None, q[-1] if q else None))
+    return out
+
+
+def model_hop_s(par: "LogGOPS", size_bytes: int) -> float:
+    """The hop the simulator charges a message of ``size_bytes`` whose receiver waits (src/sim/engine.c):
+    eager, o_s + b G + L + o_r + b O with b = max(size - 1, 0); above S (rendezvous) the request's
+    o_s + L and the answer's o_r + L before it."""
+    b = max(size_bytes - 1, 0)
+    eager = par.o_s_s + b * par.G_s_per_byte + par.L_s + par.o_r_s + b * par.O_s_per_byte
+    if par.S_bytes is not None and size_bytes > par.S_bytes:
+        return par.o_s_s + par.L_s + par.o_r_s + par.L_s + eager
+    return eager
+
+
+def hop_params(par: "LogGOPS", trace_dir: str | os.PathLike[str], S_bytes: int | None = None,
+               min_waited: int = 10) -> tuple["LogGOPS", list[HopStats]]:
+    """``par`` with L and G taken from the trace's own message hops (:func:`hops`), and S set to
+    ``S_bytes``: the cost of a message in the program's loop, where its computation between
+    messages leaves MPI's state and buffers out of the caches, instead of the back-to-back
+    ping-pongs' (docs/trace.md "Parameters from the program's messages"). Used: the sizes up to S
+    (eager; all without S) with at least ``min_waited`` hops. G is the Theil-Sen slope of their
+    median hops over size (Sen 1968: the median of the pairwise slopes), kept as ``par``'s with
+    fewer than two sizes, never below 0; L is the median, over the hops (each size's median
+    counted once per hop), of the hop less the eager charge without L (:func:`model_hop_s` with
+    L = 0: o_s + o_r + (s - 1)(G + O)), never below 0. o_s, o_r, g and O stay ``par``'s: the
+    overheads are what the injector's delays queue behind, and a hop does not separate them from
+    L. Returns the parameters and the hops used (none: ``par`` with S as given)."""
+    import dataclasses
+    import statistics
+    used = [h for h in hops(trace_dir) if h.waited >= min_waited and h.median_ns is not None
+            and (S_bytes is None or h.size_bytes <= S_bytes)]
+    G = par.G_s_per_byte
+    if len(used) >= 2:
+        slopes = [(b.median_ns - a.median_ns) * 1e-9 / (b.size_bytes - a.size_bytes)   # type: ignore[operator]
+                  for i, a in enumerate(used) for b in used[i + 1:]]
+        G = max(0.0, statistics.median(slopes))
+    L = par.L_s
+    if used:
+        eager = dataclasses.replace(par, L_s=0.0, G_s_per_byte=G, S_bytes=None)
+        res: list[float] = []
+        for h in used:
+            res += [h.median_ns * 1e-9 - model_hop_s(eager, h.size_bytes)] * h.waited   # type: ignore[operator]
+        L = max(0.0, statistics.median(res))
+    return dataclasses.replace(par, L_s=L, G_s_per_byte=G, S_bytes=S_bytes), used

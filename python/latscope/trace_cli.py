@@ -2,7 +2,9 @@
 
 ``run`` starts any MPI command with liblatscope_trace.so preloaded; each rank writes
 DIR/trace.<rank>.bin, and the trace is converted to DIR/trace.goal (``--no-goal``: not), which
-``latscope sim DIR/trace.goal --params P`` replays. ``goal`` converts a trace directory.
+``latscope sim DIR/trace.goal --params P`` replays. ``goal`` converts a trace directory. ``hops``
+prints, per message size, how long a message took from its send to the return of a receive that
+was already waiting for it, beside the replay's charge for it with ``--params``.
 
 Bad input: ``latscope trace: error: ...`` naming the value and what is allowed, exit 2."""
 from __future__ import annotations
@@ -39,6 +41,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="traces of repeated runs of the same program: each computation is the median over "
                         "all of them (a stall in one run is dropped)")
     g.add_argument("-o", "--output", required=True, metavar="FILE", help="the GOAL file to write")
+    h = sub.add_parser("hops", help="per message size: send to the waiting receiver's return, measured in the trace",
+                       description="Per message size, the time from a send's entry to the return of the receive "
+                                   "that was already waiting for it (one host's cycle counter: one clock), with "
+                                   "--params beside what the replay charges (docs/trace.md \"Message hops\").")
+    h.add_argument("trace_dir", metavar="DIR", help="a directory written by latscope trace run")
+    h.add_argument("--params", metavar="FILE",
+                   help="latscope fit logp's JSON: print the replay's hop beside (latscope.trace.replay_params)")
+    h.add_argument("--json", action="store_true", help="one JSON object per size instead of the table")
     for q in (r, g):
         q.add_argument("--min-gap", type=int, default=1, metavar="NS",
                        help="computation gaps shorter than NS nanoseconds are left out (default 1)")
@@ -110,16 +120,49 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hops(args: argparse.Namespace) -> int:
+    from latscope.jsonio import dumps
+    from latscope.trace import hops, model_hop_s, replay_params
+    par = replay_params(args.params) if args.params else None
+    rows = hops(args.trace_dir)
+    if not rows:
+        print(f"{PROG}: {args.trace_dir}: the trace holds no messages between ranks")
+        return 0
+    if args.json:
+        for h in rows:
+            d = {"size_bytes": h.size_bytes, "messages": h.messages, "waited": h.waited, "median_s": None,
+                 "p10_s": None, "p90_s": None, "model_s": model_hop_s(par, h.size_bytes) if par else None}
+            for k in ("median", "p10", "p90"):
+                v = getattr(h, f"{k}_ns")
+                d[f"{k}_s"] = v * 1e-9 if v is not None else None
+            print(dumps(d))
+        return 0
+    print(f"{'bytes':>8} {'messages':>9} {'waited':>7} {'median':>9} {'p10':>9} {'p90':>9}"
+          + (f" {'replay':>9} {'ratio':>6}" if par else "") + "   (ns; the send's entry to the waiting receive's return)")
+    for h in rows:
+        def ns(v: float | None) -> str:
+            return f"{v:9.0f}" if v is not None else f"{'-':>9}"
+        line = f"{h.size_bytes:>8} {h.messages:>9} {h.waited:>7} {ns(h.median_ns)} {ns(h.p10_ns)} {ns(h.p90_ns)}"
+        if par:
+            m = model_hop_s(par, h.size_bytes) * 1e9
+            line += f" {m:9.0f} " + (f"{h.median_ns / m:6.2f}" if h.median_ns is not None and m > 0 else f"{'-':>6}")
+        print(line)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     from latscope.run import LaunchError
+    from latscope.sim import SimError
     from latscope.trace import TraceError
     try:
+        if args.tcmd == "hops":
+            return _hops(args)
         if args.min_gap < 0:
             raise TraceError(f"--min-gap {args.min_gap}: must be >= 0 (nanoseconds)")
         if args.tcmd == "run":
             return _run(args)
         _convert(args.trace_dir, args.output, args.min_gap, args.more)
         return 0
-    except (TraceError, LaunchError) as e:
+    except (TraceError, LaunchError, SimError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -297,3 +297,119 @@ def test_min_over_traces_and_prefix(tmp_path: Path) -> None:
     assert cp.returncode == 2 and cp.stderr.count("error:") == 1 and "same program" in cp.stderr, cp.stderr
     to_goal(tmp_path / "a", tmp_path / "p.goal", upto=[4, 4])
     assert [x for x in goal_ops(tmp_path / "p.goal")[0] if ": " in x] == ["l0: calc 902000", "l1: send 8b to 1 tag 5"]
+
+
+# ---- message hops (docs/trace.md "Message hops") -------------------------------------------------
+
+ISEND_, IRECV_ = 3, 4
+
+
+def test_hops_written(tmp_path: Path) -> None:
+    """Exact on written traces: a receive already waiting when its send began gives the hop (its
+    return less the send's entry, on the shared counter); one entered after the send began does
+    not; a wildcard receive is not matched (nor the later messages of its key)."""
+    from latscope.sim import LogGOPS
+    from latscope.trace import hops, model_hop_s
+    d = tmp_path / "h"
+    write_trace(d, 0, 2, [(ISEND_, 1, 5, 8, 11, 1000, 1100), (WAIT_, -1, 0, 0, 11, 1100, 1200),
+                          (SEND_, 1, 5, 8, 0, 5000, 5200),
+                          (ISEND_, 1, 9, 64, 12, 8000, 8100), (WAIT_, -1, 0, 0, 12, 8100, 8200)])
+    write_trace(d, 1, 2, [(IRECV_, 0, 5, 8, 21, 500, 550), (WAIT_, -1, 0, 0, 21, 600, 3000),
+                          (RECV_, 0, 5, 8, 0, 6000, 7000),
+                          (IRECV_, -1, 9, 64, 22, 7500, 7510), (WAIT_, -1, 0, 0, 22, 7600, 9000)])
+    h = {x.size_bytes: x for x in hops(d)}
+    assert sorted(h) == [8, 64]
+    assert (h[8].messages, h[8].waited, h[8].median_ns) == (2, 1, 2000.0)
+    assert (h[64].messages, h[64].waited, h[64].median_ns) == (1, 0, None)
+    cp = latscope("trace", "hops", str(d), "--json")
+    assert cp.returncode == 0, cp.stderr
+    rows = [json.loads(x) for x in cp.stdout.splitlines()]
+    assert rows[0]["size_bytes"] == 8 and abs(rows[0]["median_s"] - 2e-6) < 1e-15 and rows[1]["median_s"] is None
+    params = write_params(tmp_path / "params.json")
+    cp = latscope("trace", "hops", str(d), "--params", str(params))
+    assert cp.returncode == 0 and "replay" in cp.stdout, cp.stderr
+    # the simulator's charge (src/sim/engine.c): eager o_s + bG + L + o_r + bO, b = size - 1; above S
+    # the request's o_s + L and the answer's o_r + L first
+    par = LogGOPS(L_s=1e-6, o_s_s=2e-7, o_r_s=3e-7, g_s=0.0, G_s_per_byte=1e-9, O_s_per_byte=1e-10, S_bytes=100)
+    assert abs(model_hop_s(par, 100) - (2e-7 + 99e-9 + 1e-6 + 3e-7 + 99e-10)) < 1e-15
+    assert abs(model_hop_s(par, 100) - model_hop_s(par, 99) - (1e-9 + 1e-10)) < 1e-15
+    assert abs(model_hop_s(par, 101) - (2e-7 + 1e-6 + 3e-7 + 1e-6 + 2e-7 + 100e-9 + 1e-6 + 3e-7 + 100e-10)) < 1e-15
+
+
+def test_hops_of_a_traced_pingpong(blocking: list[tuple[Path, float]]) -> None:
+    """In the traced ping-pong each rank spins 20 us before it sends, so its partner is already
+    in MPI_Recv: every message (but the first few) finds its receiver waiting, and the hop is a
+    positive time below what the iteration leaves once both spins are taken out (a tick-to-ns
+    error would be 1000x; the sender's own entry as the end would be negative)."""
+    from latscope.trace import hops
+    for d, measured in blocking:
+        h = {x.size_bytes: x for x in hops(d)}
+        assert h[8].messages == 2 * ITERS and h[8].waited >= 2 * ITERS - 10, (h[8].messages, h[8].waited)
+        assert h[8].median_ns is not None
+        assert 100 < h[8].median_ns < (measured * 1e9 - 2 * WORK_NS) / 2 * 1.5 + 500, (h[8].median_ns, measured)
+
+
+def test_hops_bad_input(tmp_path: Path) -> None:
+    cp = latscope("trace", "hops", str(tmp_path / "none"))
+    assert cp.returncode == 2 and "not a directory" in cp.stderr and "Traceback" not in cp.stderr
+    pair(tmp_path / "p")
+    cp = latscope("trace", "hops", str(tmp_path / "p"), "--params", str(tmp_path / "missing.json"))
+    assert cp.returncode == 2 and "missing.json" in cp.stderr and "Traceback" not in cp.stderr, cp.stderr
+
+
+def test_hops_of_an_allgatherv_at_two_ranks(tmp_path: Path) -> None:
+    """MPI_Allgatherv at 2 ranks is one exchange: two messages (the blocks); the later rank's block
+    has the earlier rank waiting for it (here both enter at once: rank 0 counts as the earlier)."""
+    from latscope.trace import hops
+    pair(tmp_path / "p")
+    h = {x.size_bytes: x for x in hops(tmp_path / "p")}
+    assert (h[8].messages, h[8].waited, h[8].median_ns) == (1, 1, 200.0)
+    assert (h[32].messages, h[32].waited, h[32].median_ns) == (1, 1, 5000.0)
+    assert (h[64].messages, h[64].waited) == (1, 0)
+
+
+def test_hop_params_exact(tmp_path: Path) -> None:
+    """L and G from written hops: 100 B in 2000 ns, 1100 B in 3000 ns (ten of each, the receiver
+    waiting): G = 1 ns/B, L = 2000 - (o_s + o_r + 99 G) = 1401 ns; up to S = 500 only the 100 B
+    hops count, G stays the given one."""
+    from latscope.sim import LogGOPS
+    from latscope.trace import hop_params
+    s_recs, r_recs = [], []
+    t = 1000
+    for i in range(20):
+        b = 100 if i % 2 == 0 else 1100
+        s_recs.append((SEND_, 1, 5, b, 0, t, t + 100))
+        r_recs.append((RECV_, 0, 5, b, 0, t - 50, t + (2000 if b == 100 else 3000)))
+        t += 10000
+    d = tmp_path / "hp"
+    write_trace(d, 0, 2, s_recs)
+    write_trace(d, 1, 2, r_recs)
+    par = LogGOPS(L_s=5e-7, o_s_s=2e-7, o_r_s=3e-7, g_s=1e-7, G_s_per_byte=1e-10)
+    p, used = hop_params(par, d)
+    assert [h.size_bytes for h in used] == [100, 1100]
+    assert abs(p.G_s_per_byte - 1e-9) < 1e-18 and abs(p.L_s - 1401e-9) < 1e-15, (p.G_s_per_byte, p.L_s)
+    assert (p.o_s_s, p.o_r_s, p.g_s, p.S_bytes) == (2e-7, 3e-7, 1e-7, None)
+    p, used = hop_params(par, d, S_bytes=500)
+    assert [h.size_bytes for h in used] == [100] and p.S_bytes == 500
+    assert p.G_s_per_byte == 1e-10 and abs(p.L_s - (2000e-9 - 5e-7 - 99e-10)) < 1e-15
+    # no hop at all (nothing waited): the parameters as given, S set
+    p, used = hop_params(par, d, S_bytes=50)
+    assert not used and p.L_s == par.L_s and p.S_bytes == 50
+
+
+def test_bench_protocol_switch(tmp_path: Path) -> None:
+    """bench/sim_vs_real.py's S: one byte below the first size whose back-to-back round trip more
+    than doubles from the size before (MPICH here: 4 KiB 2.1 us, 8 KiB 5.0 us); none without."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from sim_vs_real import protocol_switch
+    finally:
+        sys.path.pop(0)
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps({"source": {"stream": {"sizes_bytes": [8, 64, 1024, 4096, 8192],
+                                                    "rtt_train_s": [2.9e-6, 3.0e-6, 3.1e-6, 4.2e-6, 9.0e-6]}}}))
+    assert protocol_switch(f) == 8191
+    f.write_text(json.dumps({"source": {"stream": {"sizes_bytes": [8, 64], "rtt_train_s": [2.9e-6, 3.0e-6]}}}))
+    assert protocol_switch(f) is None
+    f.write_text(json.dumps({"source": {}}))
+    assert protocol_switch(f) is None
