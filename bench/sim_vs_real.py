@@ -195,7 +195,10 @@ def replayed(goal: Path, par: "sim.LogGOPS", how: str, outside: float, iters: in
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=5, help="launches per program and condition (default 5)")
+    # 15: MG class S's launches spread by +-20 % (4.5 to 9 ms uninjected), and the median of 5 of
+    # them moved the injection's measured effect from 0.08 to 0.88 ms across runs where 15 gave
+    # 0.36 and 0.47 ms (docs/trace.md "Runs of 2026-11-25, later")
+    ap.add_argument("--runs", type=int, default=15, help="launches per program and condition (default 15)")
     ap.add_argument("--traces", type=int, default=3,
                     help="traced launches per program; each computation is the minimum over them (default 3)")
     ap.add_argument("--fits", type=int, default=3,
