@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,17 +69,61 @@ def golden() -> Path:
     return Path(__file__).resolve().parents[1] / "golden"
 
 
-def clean_stale_shm() -> int:
-    """Remove libfabric shm segments (/dev/shm/<pid>:<n>:<n>[:<n>]) whose process is gone. A SIGKILLed
-    rank leaves its segment behind; a later rank that reuses the pid attaches to the stale one and
-    MPI_Init fails ('Message truncated'). Returns the number removed."""
+# Shared-memory segments the MPIs leave in /dev/shm when a rank dies without MPI_Finalize (a test's
+# SIGKILL, MPI_Abort after bad input): libfabric's are named <pid>:<n>:<n>[:<n>] after their owner;
+# MPICH's (mpich_shm_<hash>_<n>, mpich_shar_tmp<random>) and Open MPI's (sm_segment.*, vader_segment.*)
+# name no process, so they count as stale when no live process holds them open or mapped.
+_LIBFABRIC_SHM = re.compile(r"(\d+):\d+:\d+(?::\d+)?")
+_NAMELESS_SHM = re.compile(r"mpich_shm_\w+|mpich_shar_tmp\w+|(?:sm|vader)_segment\..+")
+
+
+def _shm_in_use() -> set[str]:
+    """Names of /dev/shm files that some live process has open (fd) or mapped (maps)."""
+    used: set[str] = set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    t = os.readlink(fd)
+                    if t.startswith("/dev/shm/"):
+                        used.add(t[len("/dev/shm/"):].removesuffix(" (deleted)"))
+            for line in (proc / "maps").read_text().splitlines():
+                i = line.find("/dev/shm/")
+                if i >= 0:
+                    used.add(line[i + len("/dev/shm/"):].removesuffix(" (deleted)"))
+        except OSError:   # gone, or not ours to read
+            continue
+    return used
+
+
+def clean_stale_shm(min_age_s: float = 30.0) -> int:
+    """Remove the MPIs' /dev/shm segments whose ranks are gone. A SIGKILLed or aborted rank leaves its
+    segment behind; a later rank that reuses the pid (libfabric) or the name attaches to the stale
+    one and MPI_Init fails ('Message truncated'), and 20 of them were left by one `make test`. A
+    nameless segment younger than min_age_s is kept: its job may be starting (created, not yet
+    mapped). Returns the number removed."""
     removed = 0
     shm = Path("/dev/shm")
     if not shm.is_dir():
         return 0
+    used: set[str] | None = None
+    now = time.time()
     for f in shm.iterdir():
-        m = re.fullmatch(r"(\d+):\d+:\d+(?::\d+)?", f.name)
-        if m and not Path(f"/proc/{m.group(1)}").exists():
+        m = _LIBFABRIC_SHM.fullmatch(f.name)
+        if m:
+            stale = not Path(f"/proc/{m.group(1)}").exists()
+        elif _NAMELESS_SHM.fullmatch(f.name):
+            with contextlib.suppress(OSError):
+                if now - f.stat().st_mtime < min_age_s:
+                    continue
+            if used is None:
+                used = _shm_in_use()
+            stale = f.name not in used
+        else:
+            continue
+        if stale:
             try:
                 f.unlink()
                 removed += 1

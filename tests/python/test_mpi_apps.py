@@ -69,17 +69,29 @@ def test_sync_remap_model_matches_twin_np2(tmp_path):
     and the handler cost measured by the twin with its own calls, the paper's model (C_r = a
     handler, LoPC) and the refined one (C_r = 0 at P = 2) bracket the measurement: each within a
     factor 1.5 on its side, and their geometric mean within a factor 1.5 of it. Ratios of medians
-    within one run (the machine is shared); the old models were 2.2x to 4.8x."""
-    out = tmp_path / "s.jsonl"
-    cp = mpirun(2, ["app", "--pattern", "remap", "--style", "sync", "--dest", "shift", "--messages", "64",
-                    "--sizes", "8,1024", "--min-reps", "15", "--max-reps", "15", "--warmup", "5", "-o", str(out)])
-    assert cp.returncode == 0, cp.stderr
-    t = apps_twins.prediction_table(apps_twins.app_points([load(out)]), LogGPParams(**PARAMS["params"]))
-    assert t["formula"].str.contains("rr_rtt").all() and t["refined_formula"].str.contains("rr_rtt").all()
-    for _, r in t.iterrows():
-        paper, refined = r["predicted_s"] / r["measured_s"], r["refined_s"] / r["measured_s"]
-        assert refined <= 1.5 and paper >= 1 / 1.5, (r["config"], paper, refined)
-        assert 1 / 1.5 <= (paper * refined) ** 0.5 <= 1.5, (r["config"], paper, refined)
+    within one launch (the machine is shared), and the median of those ratios over three launches:
+    the twin measures its round trip once, before its repetitions, and beside a CPU-bound process
+    one launch in a few dozen changed state in between (geometric mean 1.78 once; 0.78-1.13 in 34
+    other launches, quiet or loaded). The old models were 2.2x to 4.8x."""
+    ratios: dict[str, list[tuple[float, float]]] = {}
+    for launch in range(3):
+        out = tmp_path / f"s{launch}.jsonl"
+        cp = mpirun(2, ["app", "--pattern", "remap", "--style", "sync", "--dest", "shift", "--messages", "64",
+                        "--sizes", "8,1024", "--min-reps", "15", "--max-reps", "15", "--warmup", "5", "-o", str(out)])
+        assert cp.returncode == 0, cp.stderr
+        t = apps_twins.prediction_table(apps_twins.app_points([load(out)]), LogGPParams(**PARAMS["params"]))
+        assert t["formula"].str.contains("rr_rtt").all() and t["refined_formula"].str.contains("rr_rtt").all()
+        assert len(t) == 2, t
+        for _, r in t.iterrows():
+            ratios.setdefault(r["config"], []).append((r["predicted_s"] / r["measured_s"],
+                                                       r["refined_s"] / r["measured_s"]))
+    assert len(ratios) == 2, ratios
+    for config, rs in ratios.items():
+        paper = float(np.median([a for a, _ in rs]))
+        refined = float(np.median([b for _, b in rs]))
+        gm = float(np.median([(a * b) ** 0.5 for a, b in rs]))
+        assert refined <= 1.5 and paper >= 1 / 1.5, (config, rs)
+        assert 1 / 1.5 <= gm <= 1.5, (config, rs)
 
 
 @pytest.mark.parametrize("np_", NPS)
