@@ -462,7 +462,7 @@ def model_hop_s(par: "LogGOPS", size_bytes: int) -> float:
 
 
 def hop_params(par: "LogGOPS", trace_dir: str | os.PathLike[str], S_bytes: int | None = None,
-               min_waited: int = 10) -> tuple["LogGOPS", list[HopStats]]:
+               min_waited: int = 10, measured: Sequence[HopStats] | None = None) -> tuple["LogGOPS", list[HopStats]]:
     """``par`` with L and G taken from the trace's own message hops (:func:`hops`), and S set to
     ``S_bytes``: the cost of a message in the program's loop, where its computation between
     messages leaves MPI's state and buffers out of the caches, instead of the back-to-back
@@ -473,10 +473,12 @@ def hop_params(par: "LogGOPS", trace_dir: str | os.PathLike[str], S_bytes: int |
     counted once per hop), of the hop less the eager charge without L (:func:`model_hop_s` with
     L = 0: o_s + o_r + (s - 1)(G + O)), never below 0. o_s, o_r, g and O stay ``par``'s: the
     overheads are what the injector's delays queue behind, and a hop does not separate them from
-    L. Returns the parameters and the hops used (none: ``par`` with S as given)."""
+    L. ``measured``: the trace's hops when the caller has them already (:func:`hops` of
+    ``trace_dir``), not read again. Returns the parameters and the hops used (none: ``par`` with S
+    as given)."""
     import dataclasses
     import statistics
-    used = [h for h in hops(trace_dir) if h.waited >= min_waited and h.median_ns is not None
+    used = [h for h in (hops(trace_dir) if measured is None else measured) if h.waited >= min_waited and h.median_ns is not None
             and (S_bytes is None or h.size_bytes <= S_bytes)]
     G = par.G_s_per_byte
     if len(used) >= 2:
