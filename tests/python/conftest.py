@@ -101,7 +101,7 @@ def _shm_in_use() -> set[str]:
 def clean_stale_shm(min_age_s: float = 30.0) -> int:
     """Remove the MPIs' /dev/shm segments whose ranks are gone. A SIGKILLed or aborted rank leaves its
     segment behind; a later rank that reuses the pid (libfabric) or the name attaches to the stale
-    one and MPI_Init fails ('Message truncated'), and 20 of them were left by one `make test`. A
+    one and MPI_Init fails ('Message truncated'), and 22 of them were left by one `make test`. A
     nameless segment younger than min_age_s is kept: its job may be starting (created, not yet
     mapped). Returns the number removed."""
     removed = 0

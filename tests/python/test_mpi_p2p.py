@@ -4,7 +4,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LOOP_BAD, NPS, assert_rejected, clean_stale_shm, mpirun
+from conftest import _LIBFABRIC_SHM, LOOP_BAD, NPS, assert_rejected, clean_stale_shm, mpirun
 from latscope.results import load
 from latscope.run import launch, program
 
@@ -228,7 +227,7 @@ def test_killed_run_keeps_finished_points(tmp_path):
         deadline = time.time() + 10
         while time.time() < deadline:
             clean_stale_shm()
-            if not any(re.fullmatch(r"\d+:\d+:\d+(?::\d+)?", f.name) for f in Path("/dev/shm").iterdir()):
+            if not any(_LIBFABRIC_SHM.fullmatch(f.name) for f in Path("/dev/shm").iterdir()):
                 break
             time.sleep(0.1)
     res = load(out)
