@@ -37,6 +37,21 @@ def test_rule_follows_a_real_state_change(sizes: str, splice: int, tmp_path: Pat
     of the first, then the second's trace. The rule replayed from every 10th start within the first
     part stops in the later state, having discarded (nearly all of) the earlier one (or, not finding the rest
     stationary, reaches the end of the trace reporting the later state)."""
+    # whether the rule finds the later state stationary within N samples depends on the machine:
+    # a launch under load can move for its whole life, every replay then (honestly) reaching the
+    # end of the trace. Up to three launches, each checked in full; one of them must converge.
+    converged = []
+    for launch in range(3):
+        d = tmp_path / f"launch{launch}"
+        d.mkdir()
+        converged.append(_check_splice(sizes, splice, d))
+        if converged[-1]:
+            break
+    assert any(converged), converged
+
+
+def _check_splice(sizes: str, splice: int, tmp_path: Path) -> bool:
+    """One launch of the splice test; every assertion but convergence. True if some replay converged."""
     cp = mpirun(2, [sizes, str(tmp_path / "t_"), str(N), "10", "0", str(splice)], prog="steady-state-trace", bind=True)
     assert cp.returncode == 0, cp.stderr
     first, second = (1 << 16, 0) if sizes == "64K,0" else (0, 1 << 16)
@@ -54,7 +69,6 @@ def test_rule_follows_a_real_state_change(sizes: str, splice: int, tmp_path: Pat
     assert [r[0] for r in replays] == list(range(0, splice, 10))
     # a replay may also run to the end of the trace without finding it stationary (the machine
     # moving under load): honest, as long as what it reports is of the later state
-    assert any(r[4] == "converged" for r in replays), replays
     for start, used, med, discarded, why in replays:
         assert why in ("converged", "end_of_trace") and used - discarded >= MIN_REPS, (start, used, discarded, why)
         # what the run saw of the later state: the rule's median must be of it, nearer (in ratio)
@@ -67,6 +81,7 @@ def test_rule_follows_a_real_state_change(sizes: str, splice: int, tmp_path: Pat
         # 150 (170) are of the earlier state.
         kept, early_kept = used - discarded, max(0, splice - start - discarded)
         assert early_kept <= kept // 4 + 1, (start, used, discarded, med)
+    return any(r[4] == "converged" for r in replays)
 
 
 def test_rule_sees_sub_levels_longer_than_its_first_stop(tmp_path: Path) -> None:
