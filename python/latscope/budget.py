@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +35,9 @@ from latscope.units import fmt_time
 from latscope.netns import NETNS_IFACE, NS_ADDRS as NS_ADDRS, NS_PREFIX as NS_PREFIX, Namespaces as Namespaces
 from latscope.netns import list_namespaces as list_namespaces, netns_skip_reason as netns_skip_reason
 from latscope.netns import remove_stale as remove_stale
+from latscope.netns import pid_alive
+
+WORKDIR_PREFIX = "latscope-budget-"
 
 FORMAT = "latscope.budget/1"
 SYSTIME_QTY = "mpi-tcp.syscalls"
@@ -566,6 +570,29 @@ def whatif(meta: dict[str, Any], recs: list[dict[str, Any]], remove: list[str], 
     return out
 
 
+def remove_stale_workdirs(tmpdir: str | None = None) -> list[Path]:
+    """Remove the temporary work directories of budget runs that no longer exist (SIGKILL runs no
+    cleanup); only this user's, named with a pid that is gone. Not an error when one cannot go."""
+    gone: list[Path] = []
+    root = Path(tmpdir or tempfile.gettempdir())
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return gone
+    for d in entries:
+        m = re.fullmatch(re.escape(WORKDIR_PREFIX) + r"(\d+)-[^/]+", d.name)
+        try:
+            if not m or not d.is_dir() or d.is_symlink() or d.stat().st_uid != os.geteuid():
+                continue
+            if pid_alive(int(m.group(1))):
+                continue
+            shutil.rmtree(d)
+            gone.append(d)
+        except OSError:
+            continue
+    return gone
+
+
 def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str], table_path: str | None,
                out: Path | None, workdir: Path | None = None, systime: bool = True,
                log: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -577,7 +604,9 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
         remove_stale()   # a run killed with SIGKILL left its namespaces: its pid is gone
     tmp = None
     if workdir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="latscope-budget-")
+        remove_stale_workdirs()
+        # the pid in the name lets a later run remove it after this one is SIGKILLed
+        tmp = tempfile.TemporaryDirectory(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         workdir = Path(tmp.name)
     workdir.mkdir(parents=True, exist_ok=True)
     try:

@@ -26,7 +26,7 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return cp
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -50,7 +50,7 @@ def remove_stale() -> list[str]:
     gone = []
     for ns in list_namespaces():
         m = re.fullmatch(re.escape(NS_PREFIX) + r"(\d+)-[ab]", ns)
-        if m and not _pid_alive(int(m.group(1))):
+        if m and not pid_alive(int(m.group(1))):
             _ip("netns", "del", ns, check=False)
             gone.append(ns)
     return gone

@@ -98,12 +98,13 @@ def _shm_in_use() -> set[str]:
     return used
 
 
-def clean_stale_shm(min_age_s: float = 30.0) -> int:
+def clean_stale_shm(min_age_s: float = 30.0, pid_named_only: bool = False) -> int:
     """Remove the MPIs' /dev/shm segments whose ranks are gone. A SIGKILLed or aborted rank leaves its
     segment behind; a later rank that reuses the pid (libfabric) or the name attaches to the stale
     one and MPI_Init fails ('Message truncated'), and 22 of them were left by one `make test`. A
     nameless segment younger than min_age_s is kept: its job may be starting (created, not yet
-    mapped). Returns the number removed."""
+    mapped). pid_named_only: libfabric's segments alone (a /proc lookup each, cheap enough to run
+    after every test). Returns the number removed."""
     removed = 0
     shm = Path("/dev/shm")
     if not shm.is_dir():
@@ -114,7 +115,7 @@ def clean_stale_shm(min_age_s: float = 30.0) -> int:
         m = _LIBFABRIC_SHM.fullmatch(f.name)
         if m:
             stale = not Path(f"/proc/{m.group(1)}").exists()
-        elif _NAMELESS_SHM.fullmatch(f.name):
+        elif not pid_named_only and _NAMELESS_SHM.fullmatch(f.name):
             with contextlib.suppress(OSError):
                 if now - f.stat().st_mtime < min_age_s:
                     continue
@@ -137,6 +138,14 @@ def _stale_shm():
     clean_stale_shm()
     yield
     clean_stale_shm()
+
+
+@pytest.fixture(autouse=True)
+def _stale_pid_shm():
+    # pids wrap here at 32768 (kernel.pid_max), so within one suite a rank can get the pid of a rank
+    # a test killed before: its libfabric segment must be gone by then, not only at the session's end
+    yield
+    clean_stale_shm(pid_named_only=True)
 
 
 # LogGP parameters as `latscope logp` fitted them here once (L clamped to 0; the raw fit's L,

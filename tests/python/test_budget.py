@@ -209,13 +209,34 @@ def test_namespaces_removed_when_killed(tmp_path: Path) -> None:
 def test_namespaces_of_sigkilled_run_removed_by_next(tmp_path: Path) -> None:
     p = _start_long_veth_run(tmp_path)
     _wait_for_namespaces(p)
-    p.kill()   # no handler runs: the namespaces stay until the next run
+    p.kill()   # no handler runs: the namespaces and the work directory stay until the next run
     p.communicate(timeout=60)
     assert _ours(p.pid), "SIGKILL cannot be caught: the namespaces should still be there"
+    left = list(Path(tempfile.gettempdir()).glob(f"{budget.WORKDIR_PREFIX}{p.pid}-*"))
+    assert left, "the killed run's work directory should still be there"
     time.sleep(4.5)   # the orphaned ranks end by their --budget
     r = cli(["budget", "--rungs", "tcp-veth-poll", "--runs", "1", "-o", str(tmp_path / "n.jsonl")] + TINY)
     assert r.returncode == 0, r.stderr
     assert _ours(p.pid) == []
+    assert not any(d.exists() for d in left)
+
+
+def test_stale_workdirs_removed_only_when_their_run_is_gone(tmp_path: Path) -> None:
+    """remove_stale_workdirs: a directory named after a pid that no longer exists goes (contents
+    and all); one of a live process, one not named by a pid, and a plain file stay."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    gone = tmp_path / f"{budget.WORKDIR_PREFIX}{dead.pid}-abc"
+    (gone / "sub").mkdir(parents=True)
+    (gone / "sub" / "x.txt").write_text("x")
+    live = tmp_path / f"{budget.WORKDIR_PREFIX}{os.getpid()}-abc"
+    other = tmp_path / f"{budget.WORKDIR_PREFIX}nobody-abc"
+    live.mkdir()
+    other.mkdir()
+    plain = tmp_path / f"{budget.WORKDIR_PREFIX}{dead.pid}-file"
+    plain.write_text("")
+    assert budget.remove_stale_workdirs(str(tmp_path)) == [gone]
+    assert not gone.exists() and live.is_dir() and other.is_dir() and plain.is_file()
 
 
 @pytest.mark.skipif(not ROOT, reason="needs root to switch to an unprivileged user")
