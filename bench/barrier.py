@@ -57,6 +57,14 @@ from latscope.run import cores, launch, program  # noqa: E402
 
 
 STATE_MOVED = 0.05   # LogP before/after the rows differing by more: flagged (quiet launches: 0.3-4 %)
+
+
+def mean_pct(x: float, spec: str = ".1f") -> str:
+    """A percentage, or what it is when no modelled point gave one (every point flagged under load):
+    never a bare nan."""
+    return "none (no modelled point)" if x != x else f"{100 * x:{spec}}%"
+
+
 PIN = False   # --pin: each rank bound to a core of its own where every rank has one
 
 
@@ -259,13 +267,13 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
     for side in (x for x in COMPARE_WITHOUT if x not in WITHOUT and not fit_.empty):
         d0 = predict(f, res, WITHOUT | {side}, jt)
         d0 = d0[d0["P"] <= cores()]
-        note += f"; same files without {side}: {100 * mean_abs_rel_err(d0):.1f}%"
+        note += f"; same files without {side}: {mean_pct(mean_abs_rel_err(d0))}"
     cyc = exchange_cycle(f, fit_)
     st = exchange_state(f, fit_)
     if st is not None:
         note += "; " + st
     if cyc is not None:
-        note += f"; exchange rows in the 2-cycle instead: {100 * cyc:.1f}%"
+        note += f"; exchange rows in the 2-cycle instead: {mean_pct(cyc)}"
     if show:
         sets = [(fit_, f"np {','.join(str(n) for n in nps if n <= cores())} (not oversubscribed)")]
         if (df["P"] > cores()).any():
@@ -276,7 +284,7 @@ def one_run(nps: list[int], reps: int, td: Path, show: bool,
                 continue
             e, ec = mean_abs_rel_err(sub), mean_abs_rel_err(sub, "closed_form_rel_err")
             print(f"mean |predicted - measured| / measured over {int(sub['rel_err'].notna().sum())} modelled points, "
-                  f"{label}: loop {100 * e:.0f}%; closed form {100 * ec:.0f}%")
+                  f"{label}: loop {mean_pct(e, '.0f')}; closed form {mean_pct(ec, '.0f')}")
     return err, ratios, note, fit_
 
 
@@ -335,7 +343,7 @@ def main() -> int:
             if a.runs == 1:
                 print(note)
             if a.runs > 1:
-                print(f"run {k + 1}: mean |loop error| at np <= {cores()}: {100 * e:.1f}%; best/native at np 2: "
+                print(f"run {k + 1}: mean |loop error| at np <= {cores()}: {mean_pct(e)}; best/native at np 2: "
                       + ", ".join(f"{x:.2f}" for x in r) + f"; {note}")
     if a.runs > 1 and per_row:
         print(f"\nloop error per row across the {a.runs} runs (np <= {cores()}):")
@@ -347,10 +355,10 @@ def main() -> int:
     ok = met >= need and all(x <= 1.1 for x in ratios)
     good = [e for e in errs if e == e]
     print(f"\nmean |loop error| at np <= {cores()} over {a.runs} run(s): "
-          + ", ".join(f"{100 * e:.1f}%" for e in errs)
+          + ", ".join(mean_pct(e) for e in errs)
           + (f"; spread {100 * min(good):.1f}..{100 * max(good):.1f}%, worst {100 * max(good):.1f}%" if good else "")
           + f"; target <= 10% in {need} of {a.runs}: {met} met -> {'MET' if met >= need else 'MISSED'}")
-    print("largest |row error| per run: " + ", ".join(f"{100 * w:.0f}%" for w in worst_abs))
+    print("largest |row error| per run: " + ", ".join(mean_pct(w, ".0f") for w in worst_abs))
     if ratios:
         print(f"best/native at np 2: {min(ratios):.2f}..{max(ratios):.2f}, target <= 1.1 in every run: "
               f"{'MET' if all(x <= 1.1 for x in ratios) else 'MISSED'}")
