@@ -33,6 +33,19 @@ int lts_cycles_available(void) {
 #endif
 }
 
+/* One reading of the monotonic clock placed on the counter's axis: the tightest of several
+ * brackets (counter, clock, counter), its midpoint. A bracket is widened by a preemption, an
+ * interrupt or a first call's page fault between its reads; the tightest of eight rarely is. */
+typedef struct { double m; double mid; uint64_t width; } lts_bracket_t;
+static lts_bracket_t tight_bracket(void) {
+    lts_bracket_t best = {0, 0, UINT64_MAX};
+    for (int i = 0; i < 8; i++) {
+        uint64_t a = lts_cycles(); double m = mono_raw(); uint64_t b = lts_cycles();
+        if (b - a < best.width) best = (lts_bracket_t){m, ((double)a + (double)b) / 2.0, b - a};
+    }
+    return best;
+}
+
 int lts_cycles_calibrate(double calib_s, double *ticks_per_s) {
     if (!lts_cycles_available()) return LTS_ENOTSUP;
 #if defined(__aarch64__)
@@ -40,20 +53,25 @@ int lts_cycles_calibrate(double calib_s, double *ticks_per_s) {
     __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
     if (f) { *ticks_per_s = (double)f; return LTS_OK; }
 #endif
-    /* Bracket each reading of the monotonic clock by two counter reads and keep the
-     * tightest bracket, so a preemption between the reads cannot bias the slope. On a busy
-     * machine a window can be preempted: retry, and fall back to the tightest window seen. */
+    /* The slope between two clock readings, each the tightest of eight brackets, so that neither
+     * end is biased by a stretched bracket: with brackets of ~100 ticks the frequency is good to
+     * ~1e-6 over 20 ms, where taking the first bracket of a cold call was off by 3e-5 (30 ns over
+     * a 1 ms busy-wait, docs/delay-table.md "How the delay is timed"). The clock is warmed first
+     * (the vDSO's first call faults its page in). On a busy machine a window can still be
+     * preempted between its ends (harmless: the slope needs only the ends) or at an end: retry,
+     * and keep the tightest pair seen. */
+    for (int i = 0; i < 16; i++) (void)mono_raw();
     double best = -1.0;
     uint64_t best_width = UINT64_MAX;
     for (int attempt = 0; attempt < 50; attempt++) {
-        uint64_t a0 = lts_cycles(); double m0 = mono_raw(); uint64_t a1 = lts_cycles();
-        double end = m0 + calib_s, m1;
-        uint64_t b0, b1;
-        do { b0 = lts_cycles(); m1 = mono_raw(); b1 = lts_cycles(); } while (m1 < end);
-        double f = ((double)(b0 + b1) / 2.0 - (double)(a0 + a1) / 2.0) / (m1 - m0);
-        uint64_t width = (b1 - b0) + (a1 - a0);
+        lts_bracket_t a = tight_bracket();
+        double end = a.m + calib_s;
+        while (mono_raw() < end) {}
+        lts_bracket_t b = tight_bracket();
+        double f = (b.mid - a.mid) / (b.m - a.m);
+        uint64_t width = a.width + b.width;
         if (f > 0 && width < best_width) { best = f; best_width = width; }
-        if (width <= 20000) break;   /* both brackets tight: no preemption in the reads */
+        if (width <= 2000) break;   /* both ends within ~0.5 us: an error below 3e-5 at 20 ms */
     }
     if (best <= 0) return LTS_ENOTSUP;
     *ticks_per_s = best;
