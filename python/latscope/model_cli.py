@@ -267,8 +267,7 @@ def _cmd_dag(args: argparse.Namespace) -> int:
     if args.plot:
         import numpy as np
 
-        b_max = dag.bytes_per_value * dag.n / (params.a_bytes + 1)
-        grid = np.unique(np.round(np.geomspace(1, max(1.0, min(b_max, float(dag.n))), 120)))
+        grid = np.unique(np.round(np.geomspace(1, max(1.0, dag.b_max()), 120)))
         fig, ax = _figure()
         ax.plot(grid, [dag.makespan_s(float(b)) for b in grid], label="eq. (15), no contention")
         if net is not None:
