@@ -29,3 +29,9 @@ def test_barrier_table_clean_points_give_the_figure() -> None:
     out = io.StringIO()
     print_table(_rows(""), out)
     assert "over 2 modelled points: loop simulation (the prediction compared) 10%" in out.getvalue()
+
+
+def test_inject_validation_without_requested_delay_says_none() -> None:
+    from latscope.inject import rel_error_text
+    assert rel_error_text(float("nan")) == "relative error none (the table adds no delay at the median)"
+    assert rel_error_text(0.0123) == "+1.23 %"
