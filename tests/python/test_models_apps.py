@@ -136,3 +136,23 @@ def test_refined_remap_and_dag_by_hand() -> None:
         (100 + t.d_s) + 2 * (t.O_r_s + 100 + t.d_s) + 3 * (t.O_s_s + 100 + t.O_r_s) + t.O_r_s + 100)
     with pytest.raises(ModelError, match="W_s"):
         dag.makespan_measured_W_s(4, -1.0)
+
+
+def test_em3d_sweep_command_shape() -> None:
+    """`latscope model em3d`: communication grows linearly with the remote fraction and the degree
+    (LoGPC §5.3: ceil(n d f / 10) messages of o_s + o_r per phase), compute only with the degree."""
+    import json
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "latscope.cli", "model", "em3d", "--L", "1us", "--o", "1us", "--nodes",
+                        "100", "--degree", "8,32", "--remote", "0,0.5,1", "--edge", "50ns", "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    its = {(x["degree"], x["remote_fraction"]): x for x in json.loads(r.stdout)["iterations"]}
+    assert its[(8, 0.0)]["communication_s"] == 0 and its[(8, 0.0)]["communication_share"] == 0
+    assert its[(8, 1.0)]["messages"] == 2 * 80 and its[(8, 1.0)]["communication_s"] == pytest.approx(160 * 2e-6)
+    assert its[(32, 0.5)]["communication_s"] == pytest.approx(4 * its[(8, 0.5)]["communication_s"])
+    assert its[(32, 1.0)]["compute_s"] == pytest.approx(4 * its[(8, 1.0)]["compute_s"]) == pytest.approx(2 * 100 * 32 * 50e-9)
+    r = subprocess.run([sys.executable, "-m", "latscope.cli", "model", "em3d", "--L", "1us", "--o", "1us", "--nodes",
+                        "100", "--remote", "0.5,x", "--edge", "50ns"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--remote '0.5,x'" in r.stderr
