@@ -550,19 +550,19 @@ def text(meta: dict[str, Any], recs: list[dict[str, Any]]) -> str:
         lines.append(f"{r['name']:<16}{str(r.get('launch')):<11}{fmt_time(r['median_s']):>11}{fmt_time(r['min_s']):>11}"
                      f"{ci:>24}{r.get('n') or '-':>8}")
     lines.append("")
-    lines.append(f"{'component':<18}{'kind':<9}{'value ± CI':>24}{'from minima':>13}  {'stable':<9}formula")
+    lines.append(f"{'component':<18}{'kind':<9}{'value ± CI':>24}{'from minima':>13}  {'stable':<18}formula")
     for c in recs:
         if c["type"] != "component":
             continue
         if c["value_s"] is None:
-            lines.append(f"{c['name']:<18}{c['kind']:<9}{'-':>24}{'-':>13}  {'-':<9}{c['formula']}  "
+            lines.append(f"{c['name']:<18}{c['kind']:<9}{'-':>24}{'-':>13}  {'-':<18}{c['formula']}  "
                          f"(missing {', '.join(c.get('missing') or [])})")
             continue
         st = {True: "yes", False: "UNSTABLE", None: "-"}[c.get("stable")]
         if c.get("repeats"):
             st += f" ({c['repeats']} rep.)"
         lines.append(f"{c['name']:<18}{c['kind']:<9}{shown_value(c):>24}"
-                     f"{_nonneg_time(c['min_based_s']):>13}  {st:<9}{c['formula']}")
+                     f"{_nonneg_time(c['min_based_s']):>13}  {st:<18}{c['formula']}")
     lines.append("")
     for cl in recs:
         if cl["type"] != "closure":
@@ -578,6 +578,10 @@ def text(meta: dict[str, Any], recs: list[dict[str, Any]]) -> str:
         rep = meta.get("repeat_unstable") or 0
         after = f", after up to {rep} interleaved repeat(s) of their rungs" if rep else ""
         lines.append(f"unstable (the runs disagree beyond their CIs{after}): {', '.join(unstable)}")
+    hist = meta.get("unstable_by_round") or []
+    if len(hist) > 1:
+        lines.append("unstable before each repeat round and after the last: "
+                     + " -> ".join(str(len(h)) for h in hist))
     unres = [c["name"] for c in recs if c["type"] == "component" and c.get("value_s") is not None
              and not (c.get("resolved") if c.get("resolved") is not None
                       else resolution(float(c["value_s"]), c.get("ci_half_s"))[0])]
@@ -691,10 +695,15 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
         workdir = Path(tmp.name)
     workdir.mkdir(parents=True, exist_ok=True)
     rounds = 0
+    history: list[list[str]] = []   # the unstable components before each repeat round, and after the last
     try:
         measured = [measure(selected, size, bench_args, workdir, k, systime=systime, log=log) for k in range(runs)]
-        while runs >= 2 and rounds < repeat_unstable:
-            again = unstable_rungs(components(measured, comps, window=runs))
+        while runs >= 2:
+            now = components(measured, comps, window=runs)
+            history.append(sorted(c["name"] for c in now if c.get("stable") is False))
+            if rounds >= repeat_unstable:
+                break
+            again = unstable_rungs(now)
             subset = [r for r in selected if r.name in again]
             if not subset:
                 break
@@ -719,6 +728,7 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
             "value_s": sum(s["value_s"] for s in sts) / len(sts), "runs": sts,
             "note": "kernel time per message in send/recv-like calls inside MPI (mpi-tcp rung); a mean per call"},
         "bench_args": bench_args, "repeat_unstable": repeat_unstable, "repeat_rounds": rounds,
+        "unstable_by_round": history,
     }
     # a component or closure that needs a rung nobody asked for (the synthetic one, by default)
     # is left out; one whose rung was skipped stays, with what is missing
