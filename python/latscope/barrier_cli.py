@@ -71,6 +71,14 @@ def _pct(v: Any) -> str:
     return "-" if _undefined(v) else f"{100 * v:+.0f}%"
 
 
+def _or_null(v: float) -> float | None:
+    return None if _undefined(v) else v
+
+
+def _mean_pct(v: float) -> str:
+    return "none (no modelled point)" if _undefined(v) else f"{100 * v:.0f}%"
+
+
 def print_table(df: pd.DataFrame, out: Any = None) -> None:
     import pandas as pd
     from latscope.barrier import mean_abs_rel_err
@@ -86,13 +94,18 @@ def print_table(df: pd.DataFrame, out: Any = None) -> None:
               f"{_t(r['seed_mean_of_means_s'])}{mark}", file=out)
     clean = noise == ""
     n = int((df["rel_err"].notna() & clean).sum())
-    print(f"mean |predicted - measured| / measured over {n} modelled points: loop simulation (the prediction "
-          f"compared) {100 * mean_abs_rel_err(df, noisy=False):.0f}%, closed form (seed §5.1.2, one simultaneous "
-          f"entry) {100 * mean_abs_rel_err(df, 'closed_form_rel_err', noisy=False):.0f}%", file=out)
     nn = int((df["rel_err"].notna() & ~clean).sum())
+    if n:
+        print(f"mean |predicted - measured| / measured over {n} modelled points: loop simulation (the prediction "
+              f"compared) {_mean_pct(mean_abs_rel_err(df, noisy=False))}, closed form (seed §5.1.2, one simultaneous "
+              f"entry) {_mean_pct(mean_abs_rel_err(df, 'closed_form_rel_err', noisy=False))}", file=out)
+    else:
+        why = (f"all {nn} modelled points were measured under load or oversubscribed" if nn
+               else "no point has a prediction")
+        print(f"mean |predicted - measured| / measured: none ({why})", file=out)
     if nn:
         print(f"* measured under load or oversubscribed (docs/results-schema.md): {nn} modelled points left out "
-              f"of the figures above; over them the loop simulation is off by {100 * mean_abs_rel_err(df, noisy=True):.0f}%",
+              f"of the figures above; over them the loop simulation is off by {_mean_pct(mean_abs_rel_err(df, noisy=True))}",
               file=out)
     if "best" in df:
         for (f, P), g in df.groupby(["file", "P"], sort=True):
@@ -144,8 +157,8 @@ def main(args: argparse.Namespace) -> int:
         return _fail(f"no barrier records (bench coll, op barrier) in {', '.join(args.files)}")
     if args.json:
         print(jsonio.dumps({"points": df.to_dict(orient="records"),
-                            "mean_abs_rel_err": mean_abs_rel_err(df, noisy=False),
-                            "mean_abs_rel_err_noisy": mean_abs_rel_err(df, noisy=True),
+                            "mean_abs_rel_err": _or_null(mean_abs_rel_err(df, noisy=False)),
+                            "mean_abs_rel_err_noisy": _or_null(mean_abs_rel_err(df, noisy=True)),
                             "noisy_points": int((df["noise"] != "").sum())},
                            indent=2, default=lambda x: None))
     else:

@@ -359,33 +359,62 @@ def formula(comp: dict[str, Any]) -> str:
     return body if f == 1.0 else f"{f:g} * ({body})"
 
 
-def components(runs: list[Measured], comps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def resolution(value_s: float, ci_half_s: float | None) -> tuple[bool | None, float | None]:
+    """``(resolved, upper_s)``: a component is a duration, so it is resolved only when its CI lies
+    above zero (``value - half > 0``); otherwise the measurement bounds it from above by
+    ``upper_s = value + half`` and no more (None where there is no CI: resolved only if positive)."""
+    if ci_half_s is None:
+        return (value_s > 0.0), None
+    return (value_s - ci_half_s > 0.0), value_s + ci_half_s
+
+
+def _agree(vals: list[float], halves: list[float | None]) -> bool | None:
+    if len(vals) < 2 or any(h is None for h in halves):
+        return None
+    return all(abs(vals[i] - vals[j]) <= (halves[i] or 0.0) + (halves[j] or 0.0)
+               for i in range(len(vals)) for j in range(i + 1, len(vals)))
+
+
+def components(runs: list[Measured], comps: list[dict[str, Any]], window: int | None = None) -> list[dict[str, Any]]:
     """One record per component: per-run values, the mean over runs, the widest CI, and stable
-    (every pair of runs agrees within their CIs; None with one run or no CI)."""
+    (every pair of runs agrees within their CIs; None with one run or no CI).
+
+    ``window``: the verdict, value and CI come from the newest ``window`` runs that measured every
+    rung the component needs (repeat rounds measure only the rungs of unstable components, so a
+    run may lack some); ``repeats`` counts the runs beyond the first ``window``."""
     qs = [quantities(m) for m in runs]
     out = []
     for c in comps:
-        per = [combine(coefficients(c), q) for q in qs]
-        vals = [p["value_s"] for p in per if p["value_s"] is not None]
+        per_all = [combine(coefficients(c), q) for q in qs]
         rec: dict[str, Any] = {"type": "component", "name": c["name"], "kind": c.get("kind", "derived"),
                                "formula": formula(c), "coefficients": coefficients(c), "help": c.get("help", "")}
-        if len(vals) != len(per) or not vals:
-            rec.update(value_s=None, ci_half_s=None, min_based_s=None, runs_s=[p["value_s"] for p in per],
-                       stable=None, missing=per[0]["missing"] if per else [])
+        first = per_all[:window] if window else per_all
+        if not first or any(p["value_s"] is None for p in first):
+            rec.update(value_s=None, ci_half_s=None, min_based_s=None, runs_s=[p["value_s"] for p in per_all],
+                       stable=None, missing=per_all[0]["missing"] if per_all else [], resolved=None, upper_s=None,
+                       repeats=0, superseded_s=[])
             out.append(rec)
             continue
+        avail = [p for p in per_all if p["value_s"] is not None]
+        per = avail[-window:] if window else avail
+        vals = [float(p["value_s"]) for p in per]
         halves = [p["ci_half_s"] for p in per]
         mins = [p["min_based_s"] for p in per]
-        stable: bool | None = None
-        if len(per) > 1 and all(h is not None for h in halves):
-            stable = all(abs(per[i]["value_s"] - per[j]["value_s"]) <= (halves[i] or 0.0) + (halves[j] or 0.0)
-                         for i in range(len(per)) for j in range(i + 1, len(per)))
-        rec.update(value_s=sum(vals) / len(vals),
-                   ci_half_s=max(h for h in halves if h is not None) if all(h is not None for h in halves) else None,
+        value = sum(vals) / len(vals)
+        half = max(h for h in halves if h is not None) if all(h is not None for h in halves) else None
+        resolved, upper = resolution(value, half)
+        rec.update(value_s=value, ci_half_s=half,
                    min_based_s=min(x for x in mins if x is not None) if all(x is not None for x in mins) else None,
-                   runs_s=vals, stable=stable, missing=[])
+                   runs_s=vals, stable=_agree(vals, halves), missing=[], resolved=resolved, upper_s=upper,
+                   repeats=len(avail) - len(first),
+                   superseded_s=[float(p["value_s"]) for p in avail[:len(avail) - len(per)]])
         out.append(rec)
     return out
+
+
+def unstable_rungs(comp_recs: list[dict[str, Any]]) -> set[str]:
+    """The rungs (quantities) the unstable components are computed from."""
+    return {k for c in comp_recs if c.get("stable") is False for k in c["coefficients"]}
 
 
 def _run_mean_q(runs: list[Measured]) -> dict[str, tuple[float, float | None, float | None]]:
@@ -433,13 +462,16 @@ def closures(runs: list[Measured], comps: list[dict[str, Any]], clos: list[dict[
 
 
 # ---- records and text --------------------------------------------------------------------------
-def rung_records(runs: list[Measured], table: list[Rung]) -> list[dict[str, Any]]:
+def rung_records(runs: list[Measured], table: list[Rung], first: int | None = None) -> list[dict[str, Any]]:
+    """``first``: runs from this index on are repeat rounds, written as ``rung_repeat`` records (the
+    rung table, closures and what-ifs read the ``rung`` records of the full runs only)."""
     info = {r.name: r for r in table}
     out = []
     for k, m in enumerate(runs):
+        kind = "rung_repeat" if first is not None and k >= first else "rung"
         for name, p in m.rungs.items():
             r = info.get(name)
-            out.append({"type": "rung", "run": k, "name": name, "launch": p.get("launch"),
+            out.append({"type": kind, "run": k, "name": name, "launch": p.get("launch"),
                         "mech": r.mech if r else None, "blocking": r.blocking if r else None,
                         "size_bytes": p.get("size_bytes"), "median_s": p.get("median_s"), "min_s": p.get("min_s"),
                         "ci_lo_s": p.get("ci_lo_s"), "ci_hi_s": p.get("ci_hi_s"), "ci_level": p.get("ci_level"),
@@ -482,6 +514,29 @@ def _pm(v: float | None, h: float | None) -> str:
     return fmt_time(v) + (f" ± {fmt_time(h)}" if h is not None else " ± ?")
 
 
+def shown_value(c: dict[str, Any]) -> str:
+    """A component as printed: ``value ± CI`` when resolved; else ``not resolved (< upper)``, never a
+    negative duration (its CI reaches zero, so the data bound it only from above)."""
+    v, h = c.get("value_s"), c.get("ci_half_s")
+    if v is None:
+        return "-"
+    resolved = c.get("resolved")
+    upper = c.get("upper_s")
+    if resolved is None:   # a file written before components carried their resolution
+        resolved, upper = resolution(float(v), None if h is None else float(h))
+    if resolved:
+        return _pm(v, h)
+    if upper is not None and upper > 0:
+        return f"not resolved (< {fmt_time(upper)})"
+    return "not resolved (<= 0)"
+
+
+def _nonneg_time(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return fmt_time(v) if v > 0 else "<= 0"
+
+
 def text(meta: dict[str, Any], recs: list[dict[str, Any]]) -> str:
     lines = [f"latency budget: {meta.get('size_bytes')} B one-way (RTT/2), timer {meta.get('timer')}, "
              f"{meta.get('runs')} run(s); CI {100 * float(meta.get('ci_level') or 0.95):g}% of the median"]
@@ -495,17 +550,19 @@ def text(meta: dict[str, Any], recs: list[dict[str, Any]]) -> str:
         lines.append(f"{r['name']:<16}{str(r.get('launch')):<11}{fmt_time(r['median_s']):>11}{fmt_time(r['min_s']):>11}"
                      f"{ci:>24}{r.get('n') or '-':>8}")
     lines.append("")
-    lines.append(f"{'component':<18}{'kind':<9}{'value ± CI':>24}{'from minima':>13}  {'stable':<9}formula")
+    lines.append(f"{'component':<18}{'kind':<9}{'value ± CI':>24}{'from minima':>13}  {'stable':<18}formula")
     for c in recs:
         if c["type"] != "component":
             continue
         if c["value_s"] is None:
-            lines.append(f"{c['name']:<18}{c['kind']:<9}{'-':>24}{'-':>13}  {'-':<9}{c['formula']}  "
+            lines.append(f"{c['name']:<18}{c['kind']:<9}{'-':>24}{'-':>13}  {'-':<18}{c['formula']}  "
                          f"(missing {', '.join(c.get('missing') or [])})")
             continue
         st = {True: "yes", False: "UNSTABLE", None: "-"}[c.get("stable")]
-        lines.append(f"{c['name']:<18}{c['kind']:<9}{_pm(c['value_s'], c['ci_half_s']):>24}"
-                     f"{fmt_time(c['min_based_s']):>13}  {st:<9}{c['formula']}")
+        if c.get("repeats"):
+            st += f" ({c['repeats']} rep.)"
+        lines.append(f"{c['name']:<18}{c['kind']:<9}{shown_value(c):>24}"
+                     f"{_nonneg_time(c['min_based_s']):>13}  {st:<18}{c['formula']}")
     lines.append("")
     for cl in recs:
         if cl["type"] != "closure":
@@ -518,23 +575,43 @@ def text(meta: dict[str, Any], recs: list[dict[str, Any]]) -> str:
                      f"-> {cl['verdict']}")
     unstable = [c["name"] for c in recs if c["type"] == "component" and c.get("stable") is False]
     if unstable:
-        lines.append(f"unstable (the runs disagree beyond their CIs): {', '.join(unstable)}")
+        rep = meta.get("repeat_unstable") or 0
+        after = f", after up to {rep} interleaved repeat(s) of their rungs" if rep else ""
+        lines.append(f"unstable (the runs disagree beyond their CIs{after}): {', '.join(unstable)}")
+    hist = meta.get("unstable_by_round") or []
+    if len(hist) > 1:
+        lines.append("unstable before each repeat round and after the last: "
+                     + " -> ".join(str(len(h)) for h in hist))
+    unres = [c["name"] for c in recs if c["type"] == "component" and c.get("value_s") is not None
+             and not (c.get("resolved") if c.get("resolved") is not None
+                      else resolution(float(c["value_s"]), c.get("ci_half_s"))[0])]
+    if unres:
+        lines.append(f"not resolved (the CI reaches zero: smaller than this ladder can measure): {', '.join(unres)}")
     if meta.get("load1"):
         lines.append(f"machine load (1-min load average at each launch): {', '.join(f'{x:g}' for x in meta['load1'])} "
                      f"on {meta.get('cpus')} CPUs")
     return "\n".join(lines)
 
 
-def whatif(meta: dict[str, Any], recs: list[dict[str, Any]], remove: list[str], total: str | None) -> list[dict[str, Any]]:
-    """Seed 000 §8: the latency without the removed components, for each closure containing one
-    of them (or for --total RUNG): total - sum of the removed, CI propagated exactly."""
+def whatif(meta: dict[str, Any], recs: list[dict[str, Any]], remove: list[str], total: str | None,
+           scale: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """Seed 000 §8: the latency with components removed (``remove``) or scaled (``scale``: name ->
+    factor, 0 = removed, 0.5 = halved), for each closure containing one of them (or for --total
+    RUNG): ``total - sum (1 - factor) * component``, the CI propagated exactly through the rungs'
+    coefficients (a rung shared by the total and a component cancels instead of adding)."""
+    factors: dict[str, float] = {r: 0.0 for r in remove}
+    factors.update(scale or {})
     comps = {c["name"]: c for c in recs if c["type"] == "component"}
-    for r in remove:
+    for r, f in factors.items():
+        opt = "--remove" if r in remove and r not in (scale or {}) else "--scale"
         if r not in comps:
-            raise BudgetError(f"--remove: unknown component '{r}'; valid: {', '.join(comps)}")
+            raise BudgetError(f"{opt}: unknown component '{r}'; valid: {', '.join(comps)}")
         if comps[r]["value_s"] is None:
-            raise BudgetError(f"--remove: component '{r}' was not measured in this file "
+            raise BudgetError(f"{opt}: component '{r}' was not measured in this file "
                               f"(missing {', '.join(comps[r].get('missing') or [])})")
+        if not (math.isfinite(f) and f >= 0.0):
+            raise BudgetError(f"--scale {r}={f!r}: the factor must be a number >= 0 (0 removes the component)")
+    names = list(factors)
     rq: dict[str, tuple[float, float | None, float | None]] = {}
     for rec in recs:
         if rec["type"] == "rung" and rec.get("median_s") is not None:
@@ -548,22 +625,23 @@ def whatif(meta: dict[str, Any], recs: list[dict[str, Any]], remove: list[str], 
     if total:
         if total not in rq:
             raise BudgetError(f"--total: rung '{total}' not measured in this file; measured: {', '.join(sorted(rq))}")
-        targets.append((total, remove))
+        targets.append((total, names))
     else:
         for cl in recs:
-            if cl["type"] == "closure" and cl.get("total_s") is not None and set(remove) & set(cl["parts"]):
-                targets.append((cl["total"], [r for r in remove if r in cl["parts"]]))
+            if cl["type"] == "closure" and cl.get("total_s") is not None and set(names) & set(cl["parts"]):
+                targets.append((cl["total"], [r for r in names if r in cl["parts"]]))
         if not targets:
-            raise BudgetError(f"--remove {','.join(remove)}: no measured closure contains these components; "
+            raise BudgetError(f"{','.join(names)}: no measured closure contains these components; "
                               "name the latency to project with --total RUNG")
     out = []
     for tot, rem in targets:
         co: dict[str, float] = {tot: 1.0}
         for r in rem:
             for k, v in comps[r]["coefficients"].items():
-                co[k] = co.get(k, 0.0) - float(v)
+                co[k] = co.get(k, 0.0) - (1.0 - factors[r]) * float(v)
         base, proj = combine({tot: 1.0}, rq), combine(co, rq)
-        out.append({"type": "whatif", "total": tot, "removed": rem, "total_s": base["value_s"],
+        out.append({"type": "whatif", "total": tot, "removed": [r for r in rem if factors[r] == 0.0],
+                    "scaled": {r: factors[r] for r in rem}, "total_s": base["value_s"],
                     "projected_s": proj["value_s"], "projected_ci_half_s": proj["ci_half_s"],
                     "saving_s": None if proj["value_s"] is None or base["value_s"] is None
                     else base["value_s"] - proj["value_s"]})
@@ -595,8 +673,15 @@ def remove_stale_workdirs(tmpdir: str | None = None) -> list[Path]:
 
 def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str], table_path: str | None,
                out: Path | None, workdir: Path | None = None, systime: bool = True,
-               log: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Measure the ladder `runs` times and derive everything; write `out` if given."""
+               log: Any = None, repeat_unstable: int = 2) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Measure the ladder `runs` times and derive everything; write `out` if given.
+
+    A component whose runs disagree beyond their CIs is not given up at once: up to
+    ``repeat_unstable`` more rounds re-measure only the rungs of the still-unstable components
+    (each round one launch per class, so the classes alternate: interleaved), and the verdict,
+    value and CI come from the newest ``runs`` runs of each component (its record's ``repeats``
+    says how many were added; ``runs_s`` keeps every run). Closures use the first ``runs`` runs,
+    which measured every rung."""
     comps, clos = load_table(table_path)
     table = rungs()
     selected = select_rungs(rung_spec, table)
@@ -609,13 +694,28 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
         tmp = tempfile.TemporaryDirectory(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         workdir = Path(tmp.name)
     workdir.mkdir(parents=True, exist_ok=True)
+    rounds = 0
+    history: list[list[str]] = []   # the unstable components before each repeat round, and after the last
     try:
         measured = [measure(selected, size, bench_args, workdir, k, systime=systime, log=log) for k in range(runs)]
+        while runs >= 2:
+            now = components(measured, comps, window=runs)
+            history.append(sorted(c["name"] for c in now if c.get("stable") is False))
+            if rounds >= repeat_unstable:
+                break
+            again = unstable_rungs(now)
+            subset = [r for r in selected if r.name in again]
+            if not subset:
+                break
+            print(f"latscope budget: unstable, measuring again ({rounds + 1} of {repeat_unstable}): "
+                  f"{', '.join(r.name for r in subset)}", file=log if log is not None else sys.stderr, flush=True)
+            measured.append(measure(subset, size, bench_args, workdir, len(measured), systime=systime, log=log))
+            rounds += 1
     finally:
         if tmp is not None:
             tmp.cleanup()
     first_meta = measured[0]
-    sts = [m.systime for m in measured if m.systime is not None]
+    sts = [m.systime for m in measured[:runs] if m.systime is not None]
     timer = "tsc"
     if "--timer" in bench_args:
         timer = bench_args[bench_args.index("--timer") + 1]
@@ -627,14 +727,15 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
         "systime": None if not sts else {
             "value_s": sum(s["value_s"] for s in sts) / len(sts), "runs": sts,
             "note": "kernel time per message in send/recv-like calls inside MPI (mpi-tcp rung); a mean per call"},
-        "bench_args": bench_args,
+        "bench_args": bench_args, "repeat_unstable": repeat_unstable, "repeat_rounds": rounds,
+        "unstable_by_round": history,
     }
     # a component or closure that needs a rung nobody asked for (the synthetic one, by default)
     # is left out; one whose rung was skipped stays, with what is missing
     unasked = {r.name for r in table} - {r.name for r in selected}
-    comp_recs = [c for c in components(measured, comps) if not (set(c.get("missing") or []) & unasked)]
-    clos_recs = [c for c in closures(measured, comps, clos) if not (set(c.get("missing") or []) & unasked)]
-    recs = rung_records(measured, table) + comp_recs + clos_recs
+    comp_recs = [c for c in components(measured, comps, window=runs) if not (set(c.get("missing") or []) & unasked)]
+    clos_recs = [c for c in closures(measured[:runs], comps, clos) if not (set(c.get("missing") or []) & unasked)]
+    recs = rung_records(measured, table, first=runs) + comp_recs + clos_recs
     if out is not None:
         write(out, meta, recs)
     return meta, recs

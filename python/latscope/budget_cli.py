@@ -1,7 +1,7 @@
 """`latscope budget`: where the time of a message goes (seed 000; docs/budget.md). Measures the
 ladder of same-clock ping-pongs (latscope-bench budget, one launch per environment), derives the
 components by differences with their uncertainty, checks closure; `latscope budget whatif FILE
---remove a,b` projects the latency without components (seed 000 §8), `latscope budget show FILE`
+--remove a,b` (or `--scale a=0.5`) projects the latency without or with scaled components (seed 000 §8), `latscope budget show FILE`
 prints a file's table. Bad input: one line naming the value, exit 2."""
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=2,
                    help="measure the ladder this many times; components whose runs disagree beyond their CIs "
                         "are flagged unstable (default 2)")
+    p.add_argument("--repeat-unstable", type=int, default=2, metavar="N",
+                   help="re-measure the rungs of unstable components up to N more times, interleaved, before "
+                        "calling them unstable (0..10, default 2; the newest --runs runs decide)")
     p.add_argument("--table", help="JSON file adding or overriding components and closures (docs/budget.md)")
     p.add_argument("-o", "--output", help="write the budget records (latscope.budget/1 JSON Lines) here")
     p.add_argument("--keep", help="keep each launch's latscope-bench results in this directory")
@@ -34,7 +37,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="budget_cmd")
     w = sub.add_parser("whatif", help="project the latency without some components (seed 000 §8)")
     w.add_argument("file", help="a budget file (latscope budget -o FILE)")
-    w.add_argument("--remove", required=True, help="components to remove, comma-separated")
+    w.add_argument("--remove", help="components to remove, comma-separated (as --scale NAME=0)")
+    w.add_argument("--scale", action="append", default=[], metavar="COMPONENT=FACTOR",
+                   help="scale a component, e.g. firmware=0.5 (halved); 0 removes it; repeatable")
     w.add_argument("--total", help="the rung to project (default: every closure containing a removed component)")
     w.add_argument("--json", action="store_true", help="print the projections as JSON Lines")
     s = sub.add_parser("show", help="print a budget file's table")
@@ -73,21 +78,37 @@ def main(args: argparse.Namespace) -> int:
             return 0
         if args.budget_cmd == "whatif":
             meta, recs = budget.read(args.file)
-            remove = [x.strip() for x in args.remove.split(",") if x.strip()]
-            if not remove:
+            remove = [x.strip() for x in (args.remove or "").split(",") if x.strip()]
+            if args.remove is not None and not remove:
                 return _fail(f"--remove '{args.remove}': name at least one component")
-            res = budget.whatif(meta, recs, remove, args.total)
+            scale: dict[str, float] = {}
+            for item in args.scale:
+                name, eq, val = item.partition("=")
+                try:
+                    fac = float(val)
+                except ValueError:
+                    fac = float("nan")
+                if not eq or not name.strip() or not (fac >= 0.0 and fac < float("inf")):
+                    return _fail(f"--scale '{item}': expected COMPONENT=FACTOR with a factor >= 0 "
+                                 "(0.5 halves the component, 0 removes it)")
+                scale[name.strip()] = fac
+            if not remove and not scale:
+                return _fail("whatif: give --remove COMPONENTS or --scale COMPONENT=FACTOR")
+            res = budget.whatif(meta, recs, remove, args.total, scale)
             for r in res:
                 if args.json:
                     print(jsonio.dumps(r))
                     continue
                 ci = f" ± {fmt_time(r['projected_ci_half_s'])}" if r["projected_ci_half_s"] is not None else ""
-                print(f"{r['total']}: {fmt_time(r['total_s'])} -> {fmt_time(r['projected_s'])}{ci} without "
-                      f"{', '.join(r['removed'])} (saves {fmt_time(r['saving_s'])})")
+                how = ", ".join(f"without {n}" if f == 0.0 else f"{n} x {f:g}" for n, f in r["scaled"].items())
+                print(f"{r['total']}: {fmt_time(r['total_s'])} -> {fmt_time(r['projected_s'])}{ci} with "
+                      f"{how} (saves {fmt_time(r['saving_s'])})")
             return 0
         size = budget.parse_size(args.size)
         if args.runs < 1 or args.runs > 20:
             return _fail(f"--runs {args.runs}: must be 1..20")
+        if args.repeat_unstable < 0 or args.repeat_unstable > 10:
+            return _fail(f"--repeat-unstable {args.repeat_unstable}: must be 0..10")
         comps, clos = budget.load_table(args.table)
         table = budget.rungs()
         if args.list:
@@ -110,7 +131,8 @@ def main(args: argparse.Namespace) -> int:
             os.environ["LATSCOPE_QUICK"] = "1"
         out = Path(args.output) if args.output else None
         meta, recs = budget.run_budget(args.rungs, size, args.runs, bench_args, args.table, out,
-                                       Path(args.keep) if args.keep else None, systime=not args.no_systime)
+                                       Path(args.keep) if args.keep else None, systime=not args.no_systime,
+                                       repeat_unstable=args.repeat_unstable)
         print(budget.text(meta, recs))
         if out is not None:
             print(f"\nbudget records: {out}")

@@ -192,7 +192,7 @@ def compare(tbl: T.DelayTable, base_s: np.ndarray, inj_s: np.ndarray, tolerance:
     c = noise_share(req, inj_s)
     ach_added = float(np.quantile(inj_s, 0.5 * (1 - c))) - b_med
     err = ach_added - req_added
-    rel = err / req_added if req_added > 0 else float("nan")
+    rel = err / req_added if req_added > 0 else float("nan")   # printed as "none (...)", JSON null
     ks = stats.ks_2samp(inj_s, req)
     passed = abs(err) <= max(tolerance * abs(req_added), abs_tolerance_s) and c <= MAX_NOISE_SHARE
     v = Validation(base_median_s=b_med, injected_median_s=float(np.median(inj_s)),
@@ -259,9 +259,16 @@ def plot_validation(v: Validation, base: np.ndarray, inj: np.ndarray, req: np.nd
     a2.set_xlabel("requested half-RTT quantile (us)")
     a2.set_ylabel("achieved half-RTT quantile (us)")
     fig.suptitle(f"{Path(v.table).name}: added median requested {v.requested_added_median_s * 1e6:.3f} us, "
-                 f"achieved {v.achieved_added_median_s * 1e6:.3f} us ({100 * v.added_median_rel_error:+.2f} %), "
+                 f"achieved {v.achieved_added_median_s * 1e6:.3f} us ({rel_error_text(v.added_median_rel_error)}), "
                  f"KS {v.ks_distance:.3f}", fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def rel_error_text(rel: float) -> str:
+    """The relative error of the added median, or why there is none (no delay was requested)."""
+    if rel != rel:
+        return "relative error none (the table adds no delay at the median)"
+    return f"{100 * rel:+.2f} %"

@@ -22,7 +22,7 @@ from latscope.inject import (MAX_NOISE_SHARE, InjectError, check_seed, check_tab
                              plot_validation)
 # what the study (latscope.study.matrix) and the install test take from here, until they import
 # latscope.inject: explicitly re-exported
-from latscope.inject import ENV_KEYS as ENV_KEYS, InjectSettings as InjectSettings
+from latscope.inject import ENV_KEYS as ENV_KEYS, InjectSettings as InjectSettings, rel_error_text
 from latscope.inject import library_path as library_path, read_logs as read_logs
 from latscope.run import LaunchError, launch, mpi_flavor, mpiexec_path, user_command
 from latscope.units import fmt_time, parse_duration
@@ -234,7 +234,7 @@ def _validate(args: argparse.Namespace) -> int:
     print(f"ping-pong half-RTT median: base {fmt_time(v.base_median_s)}, injected {fmt_time(v.injected_median_s)}")
     print(f"added half-RTT median: requested {fmt_time(v.requested_added_median_s)}, achieved "
           f"{fmt_time(v.achieved_added_median_s)} (error {v.added_median_error_s * 1e9:+.1f} ns, "
-          f"{100 * v.added_median_rel_error:+.2f} %)")
+          f"{rel_error_text(v.added_median_rel_error)})")
     print(f"round trips lengthened by the machine (preemption): {100 * v.noise_share:.1f} %, excluded; "
           f"median with them {fmt_time(v.raw_achieved_added_median_s)}")
     print(f"Kolmogorov-Smirnov distance, injected vs requested: {v.ks_distance:.4f} (p = {v.ks_pvalue:.3g})")

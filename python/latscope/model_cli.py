@@ -267,8 +267,7 @@ def _cmd_dag(args: argparse.Namespace) -> int:
     if args.plot:
         import numpy as np
 
-        b_max = dag.bytes_per_value * dag.n / (params.a_bytes + 1)
-        grid = np.unique(np.round(np.geomspace(1, max(1.0, min(b_max, float(dag.n))), 120)))
+        grid = np.unique(np.round(np.geomspace(1, max(1.0, dag.b_max()), 120)))
         fig, ax = _figure()
         ax.plot(grid, [dag.makespan_s(float(b)) for b in grid], label="eq. (15), no contention")
         if net is not None:
@@ -277,6 +276,37 @@ def _cmd_dag(args: argparse.Namespace) -> int:
         ax.set_xscale("log")
         _save(fig, ax, args.plot, "blocks per stripe b", "makespan M (s)",
               f"Diamond DAG, n = {dag.n}, P = {dag.P}")
+    return 0
+
+
+def _sweep(text: str, flag: str, conv: Any) -> list[Any]:
+    try:
+        vals = [conv(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        vals = []
+    if not vals:
+        raise ModelError(f"{flag} {text!r}: a comma-separated list of numbers")
+    return vals
+
+
+def _cmd_em3d(args: argparse.Namespace) -> int:
+    from latscope.models import LogGPParams, LogPParams, em3d_iteration
+    params, _ = params_from_args(args)
+    if not isinstance(params, (LogPParams, LogGPParams)):
+        raise ModelError(f"model {params.kind!r}: the EM3D model (o_s + o_r per message) needs LogP or LogGP parameters")
+    degrees = _sweep(args.degree, "--degree", int)
+    fracs = _sweep(args.remote, "--remote", float)
+    rows, out = [], []
+    for d in degrees:
+        for f in fracs:
+            it = em3d_iteration(params, args.nodes, d, f, edge_s=args.edge, values_per_message=args.values_per_message)
+            share = it.communication_s / it.total_s if it.total_s > 0 else None
+            rows.append([str(d), f"{f:g}", str(it.messages), format_time(it.compute_s), format_time(it.communication_s),
+                         format_time(it.total_s), "-" if share is None else f"{100 * share:.0f}%"])
+            out.append({"degree": d, "remote_fraction": f, "messages": it.messages, "compute_s": it.compute_s,
+                        "communication_s": it.communication_s, "total_s": it.total_s, "communication_share": share})
+    _emit(args, {"nodes_per_proc": args.nodes, "edge_s": args.edge, "values_per_message": args.values_per_message,
+                 "iterations": out}, rows, ["degree", "remote", "messages", "compute", "communication", "total", "comm"])
     return 0
 
 
@@ -395,6 +425,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="OUT.png", help="plot makespan vs b")
     _common(p)
     p.set_defaults(model_func=_cmd_dag)
+
+    p = sub.add_parser("em3d", help="EM3D core phase per iteration (LoGPC §5.3): a sweep over remote fraction "
+                                    "and degree")
+    add_model_value_args(p, network=False)
+    p.add_argument("--nodes", type=int, required=True, help="graph nodes per processor (E and H each)")
+    p.add_argument("--degree", default="32", help="edges per node, a list to sweep (default 32)")
+    p.add_argument("--remote", default="0,0.25,0.5,0.75,1",
+                   help="fraction of edges ending on another processor, a list to sweep (default 0,0.25,0.5,0.75,1)")
+    p.add_argument("--edge", type=arg_type(parse_time), required=True, help="time of one edge update")
+    p.add_argument("--values-per-message", type=int, default=10, help="values per short message (default 10, the seed's)")
+    _common(p)
+    p.set_defaults(model_func=_cmd_em3d)
 
     p = sub.add_parser("upper-bound", help="upper bound on contention inflation T_c/T (eqs. 13-14)")
     add_model_value_args(p, network=True)

@@ -423,7 +423,7 @@ MEAN_TOL = 0.005  # every table of the set keeps the target mean to 0.5 % (in pr
 class FitSet:
     """The five §5.3 tables: fitted lognormal, mean-matched constant, three intermediates."""
 
-    fit: LognormFit
+    fit: LognormFit | None   # None: --form empirical, no lognormal fitted
     sample_mean_s: float
     sample_sd_s: float
     target_mean_s: float
@@ -431,12 +431,18 @@ class FitSet:
     vary: str
     seed: int
     tables: dict[str, DelayTable]  # file name -> table
+    form: str = "lognormal"   # the family of the tables: lognormal or empirical (tail kept)
+    variance_lost: float | None = None   # 1 - (fit sd / sample sd)^2; None without a fit
+    switched: str | None = None   # why form auto left the lognormal
+    n_samples: int | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
             "schema": "latscope.tables-fit/2",
-            "fit": self.fit.to_dict(),
-            "n": self.fit.n, "sample_mean_s": self.sample_mean_s, "sample_sd_s": self.sample_sd_s,
+            "form": self.form, "variance_lost": self.variance_lost, "switched": self.switched,
+            "fit": None if self.fit is None else self.fit.to_dict(),
+            "n": self.n_samples if self.n_samples is not None else (self.fit.n if self.fit else None),
+            "sample_mean_s": self.sample_mean_s, "sample_sd_s": self.sample_sd_s,
             "target_mean_s": self.target_mean_s, "match": self.match, "vary": self.vary, "seed": self.seed,
             "tables": [{"file": f, "distribution": t.distribution, "params": t.params, **t.summary()}
                        for f, t in self.tables.items()],
@@ -473,8 +479,145 @@ def _mean_kept(dist: Any, name: str, params: dict[str, Any], target_s: float, se
     return DelayTable(_permute(ns, seed), name, out, f"latscope {_version()} seed={seed}")
 
 
+# The lognormal may lose at most this share of the sample's variance before `tables fit` switches
+# to (form auto) or refuses (form lognormal) it: a fit that keeps the mean but not the tail tests
+# "variance at equal mean" (seed 004 §5.3) on a variance the samples never had.
+VARIANCE_LOSS_MAX = 0.20
+SD_TOL = 0.05  # the tail-kept table's sd is the sample's to 5 %
+
+
+def stratum_means(samples_s: np.ndarray) -> np.ndarray:
+    """The sorted samples cut into 4096 equal-probability strata, each entry the mean of its stratum
+    (fractional samples shared between neighbours): the sample mean exactly, and every variance
+    between strata; only the spread inside a stratum is lost (the quantile table also loses the
+    mass beyond its midpoints)."""
+    x = np.sort(np.asarray(samples_s, dtype=float))
+    n = x.size
+    cum = np.concatenate(([0.0], np.cumsum(x)))
+    edges = np.arange(TABLE_SIZE + 1) * (n / TABLE_SIZE)
+
+    def partial(e: np.ndarray) -> np.ndarray:   # sum of the first e samples, e fractional
+        k = np.floor(e).astype(np.int64)
+        frac = e - k
+        nxt = x[np.minimum(k, n - 1)]
+        return np.asarray(cum[k] + np.where(k < n, frac * nxt, 0.0))
+
+    sums = partial(edges[1:]) - partial(edges[:-1])
+    return np.asarray(sums / (n / TABLE_SIZE))
+
+
+def tail_kept(samples_s: np.ndarray) -> np.ndarray:
+    """4096 equal-probability values (seconds) with the sample's mean and sd (to SD_TOL).
+
+    The stratum means (:func:`stratum_means`) keep the mean; the variance lost inside the strata
+    lies in the top ones, where rare large samples share a stratum with ordinary ones. It is put
+    back by spreading the top k values about their own mean (their sum, hence the table's mean,
+    unchanged): v' = c + lam (v - c), with the smallest k = 2, 4, 8, ... for which the lam that
+    restores the variance keeps every value >= 0. TableError when even k = 4096 cannot."""
+    x = np.asarray(samples_s, dtype=float)
+    v = np.sort(stratum_means(x))
+    target = float(x.var(ddof=0))
+    have = float(v.var())
+    need = (target - have) * TABLE_SIZE   # the sum of squares to add
+    if need <= SD_TOL * target * TABLE_SIZE:
+        return v
+    k = 2
+    while k <= TABLE_SIZE:
+        top = v[-k:]
+        c = float(top.mean())
+        ss = float(((top - c) ** 2).sum())
+        if ss > 0:
+            lam = math.sqrt(1.0 + need / ss)
+            if c - lam * (c - float(top.min())) >= 0.0:
+                out = v.copy()
+                out[-k:] = c + lam * (top - c)
+                return np.sort(out)
+        k *= 2
+    raise TableError(f"the sample's sd {math.sqrt(target):.6g} s cannot be kept by a table of {TABLE_SIZE} "
+                     f"equal-probability delays >= 0 at its mean {x.mean():.6g} s (the stratum means give sd "
+                     f"{math.sqrt(have):.6g} s)")
+
+
+def _deviations_scaled(values_s: np.ndarray, mean_s: float, frac: float, name: str, params: dict[str, Any],
+                       seed: int) -> DelayTable:
+    """mean + sqrt(f) (values - mean): the same shape with f times the variance at the same mean
+    (each value moves towards the mean, so none goes below 0), shifted by whole ns to the mean."""
+    vals = mean_s + math.sqrt(frac) * (np.asarray(values_s, dtype=float) - mean_s)
+    return _mean_kept(_Sorted(vals), name, params, mean_s, seed)
+
+
+class _Sorted:
+    """A table's values in the shape _mean_kept reads (``ppf`` at the stratified quantiles)."""
+
+    def __init__(self, values_s: np.ndarray) -> None:
+        self.values = np.sort(np.asarray(values_s, dtype=float))
+
+    def ppf(self, q: Any) -> np.ndarray:
+        return self.values
+
+
 def fit_tables(samples_s: np.ndarray, seed: int = 1, match: str = "observed", vary: str = "variance",
-               fractions: Sequence[float] = FIT_FRACTIONS) -> FitSet:
+               fractions: Sequence[float] = FIT_FRACTIONS, form: str = "auto") -> FitSet:
+    """The §5.3 set (:func:`lognormal_tables`) unless the lognormal loses more than
+    VARIANCE_LOSS_MAX of the sample's variance: then ``form='auto'`` switches to the tail-kept
+    empirical set (:func:`empirical_tables`), ``form='lognormal'`` refuses (TableError naming both
+    sds); ``form='empirical'`` always takes the empirical set."""
+    if form not in ("auto", "lognormal", "empirical"):
+        raise TableError(f"--form {form!r}: use auto, lognormal or empirical")
+    s = np.asarray(samples_s, dtype=float)
+    if form == "empirical":
+        return empirical_tables(s, seed, match, fractions)
+    fs = lognormal_tables(s, seed, match, vary, fractions)
+    assert fs.fit is not None
+    # the table is what is injected: its sd (at most the fit's, its tails cut at the strata) decides
+    kept_sd = min(fs.fit.sd_s(), fs.tables["lognormal.tbl"].sd_s())
+    lost = 1.0 - (kept_sd / fs.sample_sd_s) ** 2 if fs.sample_sd_s > 0 else 0.0
+    fs.variance_lost = lost
+    if lost > VARIANCE_LOSS_MAX:
+        why = (f"the lognormal fit's sd {fs.fit.sd_s():.6g} s (its table's {fs.tables['lognormal.tbl'].sd_s():.6g} s) "
+               f"against the sample's {fs.sample_sd_s:.6g} s: it loses {100 * lost:.0f} % of the variance "
+               f"(at most {100 * VARIANCE_LOSS_MAX:.0f} % allowed)")
+        if form == "lognormal":
+            raise TableError(why + "; use --form empirical (or auto) for tables that keep the tail")
+        es = empirical_tables(s, seed, match, fractions, fit=fs.fit)
+        es.variance_lost = lost
+        es.switched = why
+        return es
+    return fs
+
+
+def empirical_tables(samples_s: np.ndarray, seed: int = 1, match: str = "observed",
+                     fractions: Sequence[float] = FIT_FRACTIONS, fit: LognormFit | None = None) -> FitSet:
+    """Five tables of the observed mean that keep the tail: ``empirical.tbl`` (the tail-kept
+    stratum means, :func:`tail_kept`: the sample's mean and sd), ``empirical-75/50/25.tbl`` (its
+    deviations from the mean scaled by sqrt(f): f of the observed variance, same mean) and
+    ``constant.tbl``. ``match='fitted'`` is refused: there is no fitted mean to keep."""
+    s = np.asarray(samples_s, dtype=float)
+    if match != "observed":
+        raise TableError(f"--match {match}: the empirical tables keep the observed mean; use --match observed")
+    for frac in fractions:
+        if not 0 < frac < 1:
+            raise TableError(f"fraction {frac:g}: must be in (0, 1)")
+    if s.size < FIT_MIN_SAMPLES:
+        raise TableError(f"{s.size} samples: the tables need at least {FIT_MIN_SAMPLES}")
+    target = float(s.mean())
+    vals = tail_kept(s)
+    base: dict[str, Any] = {"n": int(s.size), "mean_s": target, "sd_s": float(s.std(ddof=1)), "variance_fraction": 1.0}
+    tables: dict[str, DelayTable] = {
+        "empirical.tbl": _deviations_scaled(vals, target, 1.0, "empirical", base, seed),
+        "constant.tbl": from_frozen(_Point(target), "constant", {"mean_s": target, "variance_fraction": 0.0}, seed),
+    }
+    for frac in fractions:
+        params = dict(base, variance_fraction=frac)
+        tables[f"empirical-{round(frac * 100)}.tbl"] = _deviations_scaled(vals, target, frac, "empirical", params, seed)
+    fs = FitSet(fit, target, float(s.std(ddof=1)), target, match, "variance", seed, tables)
+    fs.form = "empirical"
+    fs.n_samples = int(s.size)
+    return fs
+
+
+def lognormal_tables(samples_s: np.ndarray, seed: int = 1, match: str = "observed", vary: str = "variance",
+                     fractions: Sequence[float] = FIT_FRACTIONS) -> FitSet:
     """Seed 004 §5.3: five tables of one mean m (the sample mean, or the fit's with match='fitted').
     The fit (fit_lognormal) is moved to mean m by a shift of loc: loc* = m - scale e^(shape^2/2),
     shape and scale (hence the variance V) as fitted. vary='variance': the table for fraction f

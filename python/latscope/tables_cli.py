@@ -49,6 +49,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     f.add_argument("--seed", default="1", help="seed of the entry order (default 1)")
     f.add_argument("--match", default="observed",
                    help="the mean every table keeps: observed (the sample mean, default) or fitted (the fit's)")
+    f.add_argument("--form", default="auto",
+                   help="the tables' family: auto (lognormal unless it loses more than 20 %% of the sample's "
+                        "variance, then empirical; default), lognormal (refuse such a fit, exit 2) or empirical "
+                        "(the samples' strata with their tail: the sample's mean and sd)")
     f.add_argument("--vary", default="variance",
                    help="intermediates have 25/50/75 %% of the fitted 'variance' (default) or of its 'scale' "
                         "(the paper's literal wording; sd above the fit's)")
@@ -148,12 +152,21 @@ def _value(text: str, spec: D.ParamSpec, flag: str) -> float:
 def _fit(args: argparse.Namespace) -> int:
     from latscope import tables as T
     seed = _int_given(args.seed, "--seed")
-    fs = T.fit_tables(T.load_samples(args.samples, _int(args.point, "--point")), seed, args.match, args.vary)
+    fs = T.fit_tables(T.load_samples(args.samples, _int(args.point, "--point")), seed, args.match, args.vary,
+                      form=args.form)
     paths = fs.write(args.out)
     f = fs.fit
-    print(f"lognormal fit: shape {f.shape:.4g}, loc {fmt_time(f.loc_s)}, scale {fmt_time(f.scale_s)} "
-          f"(KS distance {f.ks_distance:.3g}); {f.n} samples, mean {fmt_time(fs.sample_mean_s)}; "
-          f"every table's mean {fmt_time(fs.target_mean_s)} ({fs.match})")
+    if f is not None:
+        kept = "" if fs.variance_lost is None else f", {100 * (1 - fs.variance_lost):.0f} % of the variance"
+        print(f"lognormal fit: shape {f.shape:.4g}, loc {fmt_time(f.loc_s)}, scale {fmt_time(f.scale_s)} "
+              f"(KS distance {f.ks_distance:.3g}); sd {fmt_time(f.sd_s())} against the sample's "
+              f"{fmt_time(fs.sample_sd_s)}{kept}")
+    if fs.switched:
+        print(f"empirical tables instead: {fs.switched}")
+    top = fs.tables["empirical.tbl" if fs.form == "empirical" else "lognormal.tbl"]
+    print(f"{fs.n_samples or (f.n if f else 0)} samples, mean {fmt_time(fs.sample_mean_s)}, sd {fmt_time(fs.sample_sd_s)}; "
+          f"every table's mean {fmt_time(fs.target_mean_s)} ({fs.match}); {fs.form} tables, the full one's sd "
+          f"{fmt_time(top.sd_s())}")
     for p in paths:
         print(p)
     return 0

@@ -8,6 +8,7 @@ from latscope.models import (
     DiamondDAG,
     LogGPParams,
     LogPParams,
+    ModelError,
     NetworkParams,
     em3d_iteration,
     long_message_time_s,
@@ -54,8 +55,38 @@ def test_dag_optimal_b_closed_form_interior() -> None:
     X = 7 * (1024 * 1024 / 8) + 5 * c * 0.5
     Y = 200 - 2 * 0.5
     assert b_star == pytest.approx((X / Y) ** 0.5)
-    assert 1 < b_star < 8 * 1024
-    assert dag.makespan_s(b_best) <= min(dag.makespan_s(b) for b in (b_best - 1, b_best + 1))
+    assert 1 < b_star < 1024
+    assert 1024 % b_best == 0
+    assert dag.makespan_s(b_best) <= min(dag.makespan_s(b) for b in (b_best // 2, b_best * 2))
+
+
+def _dag_brute(dag: DiamondDAG) -> int:
+    """Exhaustive optimum over every integer b with equal blocks of whole values."""
+    feas = [b for b in range(1, dag.n + 1) if dag.n % b == 0 and dag.bytes_per_value * dag.n / b >= dag.params.a_bytes + 1]
+    return min(feas, key=dag.makespan_s)
+
+
+def test_dag_optimum_within_constraints_small_overhead() -> None:
+    # o_s small against the per-task work: the unconstrained sqrt(X/Y) lies far above n, where a
+    # block would carry a fraction of one value; the optimum must stop at b = n.
+    p = LogGPParams(L_s=1e-6, o_s_s=0.5e-6, o_r_s=0.5e-6, g_s=0.0, G_s_per_byte=1e-10, a_bytes=0)
+    dag = DiamondDAG(n=1024, P=32, task_s=5e-6, params=p)
+    b_star, b_best = dag.optimal_b()
+    assert 1 <= b_star <= 1024 and 1 <= b_best <= 1024 and 1024 % b_best == 0
+    assert b_best == _dag_brute(dag)
+    with pytest.raises(ModelError, match="at most n = 1024"):
+        dag.makespan_s(1025)
+
+
+def test_dag_optimum_seed_vectors() -> None:
+    # LoGPC §5.2.2: n = 1024, P = 2..32, 100-cycle tasks, Alewife's parameters (Tables 1-2, in cycles: P above)
+    for Pn in (2, 4, 8, 16, 32):
+        for agg in (0.0, 20.0):
+            dag = DiamondDAG(n=1024, P=Pn, task_s=100.0, params=P, aggregation_s_per_value=agg)
+            b_star, b_best = dag.optimal_b()
+            assert 1 <= b_star <= dag.b_max() <= 1024
+            assert 1024 % b_best == 0 and b_best == _dag_brute(dag)
+            assert dag.terms(b_best).B_bytes >= P.a_bytes + 1
 
 
 def test_em3d_iteration() -> None:
@@ -105,3 +136,23 @@ def test_refined_remap_and_dag_by_hand() -> None:
         (100 + t.d_s) + 2 * (t.O_r_s + 100 + t.d_s) + 3 * (t.O_s_s + 100 + t.O_r_s) + t.O_r_s + 100)
     with pytest.raises(ModelError, match="W_s"):
         dag.makespan_measured_W_s(4, -1.0)
+
+
+def test_em3d_sweep_command_shape() -> None:
+    """`latscope model em3d`: communication grows linearly with the remote fraction and the degree
+    (LoGPC §5.3: ceil(n d f / 10) messages of o_s + o_r per phase), compute only with the degree."""
+    import json
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "latscope.cli", "model", "em3d", "--L", "1us", "--o", "1us", "--nodes",
+                        "100", "--degree", "8,32", "--remote", "0,0.5,1", "--edge", "50ns", "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    its = {(x["degree"], x["remote_fraction"]): x for x in json.loads(r.stdout)["iterations"]}
+    assert its[(8, 0.0)]["communication_s"] == 0 and its[(8, 0.0)]["communication_share"] == 0
+    assert its[(8, 1.0)]["messages"] == 2 * 80 and its[(8, 1.0)]["communication_s"] == pytest.approx(160 * 2e-6)
+    assert its[(32, 0.5)]["communication_s"] == pytest.approx(4 * its[(8, 0.5)]["communication_s"])
+    assert its[(32, 1.0)]["compute_s"] == pytest.approx(4 * its[(8, 1.0)]["compute_s"]) == pytest.approx(2 * 100 * 32 * 50e-9)
+    r = subprocess.run([sys.executable, "-m", "latscope.cli", "model", "em3d", "--L", "1us", "--o", "1us", "--nodes",
+                        "100", "--remote", "0.5,x", "--edge", "50ns"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--remote '0.5,x'" in r.stderr

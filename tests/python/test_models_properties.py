@@ -129,7 +129,7 @@ def test_dag_optimal_b_is_a_minimum() -> None:
         dag = DiamondDAG(n=int(rng.integers(64, 2048)), P=int(rng.integers(2, 64)), task_s=float(rng.uniform(1e-7, 1e-5)), params=p,
                          aggregation_s_per_value=float(rng.uniform(0, 1e-7)))
         b_star, b_best = dag.optimal_b()
-        b_max = int(dag.bytes_per_value * dag.n / (p.a_bytes + 1))
-        grid = range(1, b_max + 1)
+        grid = [b for b in range(1, dag.n + 1) if dag.n % b == 0 and b <= dag.b_max()]
+        assert b_best in grid and 1 <= b_star <= dag.n
         m_best = dag.makespan_s(b_best)
         assert m_best <= min(dag.makespan_s(b) for b in grid) * (1 + 1e-12)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         predict_barrier,
         select_algorithms,
     )
-    from .collectives import COLLECTIVE_ALGORITHMS, COLLECTIVE_OPS, binomial_blocks, collective_time_s
+    from .collectives import COLLECTIVE_ALGORITHMS, COLLECTIVE_OPS, SCHEDULES, binomial_blocks, collective_time_s, schedule_time_s
     from .contention import (
         ClosedContention,
         UpperBound,
@@ -97,7 +97,7 @@ __all__ = [
     "HockneyParams", "LogGPParams", "LogPParams", "MessagePoint", "ModelError", "ModelParams",
     "NUMBERINGS", "NetworkParams", "PLogPParams", "ParamSet", "RemapLong", "RemapSync", "SCHEMA",
     "UpperBound", "alewife_2kd", "barrier_names", "barrier_time_s", "binomial_blocks", "ceil_log",
-    "channel_load", "collective_time_s", "contention_delay_s", "dimension_avg_distance",
+    "SCHEDULES", "channel_load", "collective_time_s", "schedule_time_s", "contention_delay_s", "dimension_avg_distance",
     "em3d_iteration", "from_dict", "from_json", "hockney_time_s", "hops", "kary_vs_dissemination",
     "load_params", "loggp_time_s", "logp_time_s", "logpc_end_to_end_s", "logpc_long_time_s",
     "long_message_time_s", "mapping_avg_distance", "mesh_avg_distance", "message_point",

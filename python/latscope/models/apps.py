@@ -186,6 +186,8 @@ class DiamondDAG:
         b = require_positive("b (blocks per stripe)", b)
         if b < 1.0:
             raise ModelError(f"b = {b!r}: must be >= 1 block per stripe")
+        if b > self.n:
+            raise ModelError(f"b = {b!r}: at most n = {self.n} blocks per stripe (a block sends n/b >= 1 values)")
         p, n, P = self.params, self.n, self.P
         G, a = p.G_s_per_byte, p.a_bytes
         B = self.bytes_per_value * n / b
@@ -217,20 +219,35 @@ class DiamondDAG:
         v = t.O_s_s + W + t.O_r_s
         return (W + t.d_s) + (self.P - 2) * u + (t.b - 1.0) * v + t.O_r_s + W
 
+    def b_max(self) -> float:
+        """The largest feasible ``b``: a block sends ``n / b >= 1`` values (``b <= n``) and its
+        message must hold the header (``B = bytes_per_value * n / b >= a + 1``)."""
+        return min(float(self.n), self.bytes_per_value * self.n / (self.params.a_bytes + 1))
+
+    def feasible_blocks(self) -> list[int]:
+        """The block counts of the seed's partitioning: ``b`` equal blocks of whole values, so
+        ``b`` divides ``n`` (``n / b`` values per block), within ``[1, b_max]``."""
+        bm = self.b_max()
+        small = [k for k in range(1, math.isqrt(self.n) + 1) if self.n % k == 0]
+        divs = sorted(set(small) | {self.n // k for k in small})
+        return [k for k in divs if k <= bm]
+
     def optimal_b(self) -> tuple[float, int]:
-        """``(b*, best integer b)`` minimising eq. (15) (the seed's ``dM/db = 0``).
+        """``(b*, best feasible integer b)`` minimising eq. (15) (the seed's ``dM/db = 0``).
 
         Eq. (15) is ``X / b + Y b + const`` with ``X = (P - 1)(n^2 t / P + alpha n) + (P - 3) c G``
         and ``Y = o_s - (2 + a) G`` where ``c = bytes_per_value * n``; so ``b* = sqrt(X / Y)``,
-        clipped to the feasible ``[1, b_max]`` (``B >= a + 1``).  The integer optimum is the better
-        of the neighbours of ``b*``.
+        clipped to the feasible ``[1, b_max]`` (:meth:`b_max`: ``b <= n`` and ``B >= a + 1``).
+        The integer optimum is the better of the feasible block counts (divisors of ``n``,
+        :meth:`feasible_blocks`) on either side of ``b*``: ``M`` is convex in ``b``, so no other
+        feasible count can beat both.
         """
         p, n, P = self.params, self.n, self.P
         G, a = p.G_s_per_byte, p.a_bytes
         c = self.bytes_per_value * n
         X = (P - 1) * (n * n * self.task_s / P + self.aggregation_s_per_value * n) + (P - 3) * c * G
         Y = p.o_s_s - (2 + a) * G
-        b_max = c / (a + 1)
+        b_max = self.b_max()
         if b_max < 1.0:
             raise ModelError(f"n = {n}: even b = 1 gives B = {c:g} bytes < a + 1 = {a + 1}")
         if Y <= 0.0:
@@ -239,8 +256,11 @@ class DiamondDAG:
             b_star = 1.0
         else:
             b_star = min(max(math.sqrt(X / Y), 1.0), b_max)
-        cands = {max(1, min(int(math.floor(b_max)), k)) for k in (math.floor(b_star), math.ceil(b_star))}
-        best = min(sorted(cands), key=self.makespan_s)
+        feas = self.feasible_blocks()
+        below = [k for k in feas if k <= b_star]
+        above = [k for k in feas if k >= b_star]
+        cands = ([below[-1]] if below else []) + ([above[0]] if above else [])
+        best = min(sorted(set(cands)), key=self.makespan_s)
         return b_star, int(best)
 
     def contention(self, b: float, net: NetworkParams) -> tuple[float, float]:

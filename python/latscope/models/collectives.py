@@ -33,7 +33,8 @@ from .errors import ModelError, require_int_at_least, require_nonneg
 if TYPE_CHECKING:
     from .params import ModelParams
 
-__all__ = ["COLLECTIVE_OPS", "COLLECTIVE_ALGORITHMS", "binomial_blocks", "collective_time_s"]
+__all__ = ["COLLECTIVE_OPS", "COLLECTIVE_ALGORITHMS", "SCHEDULES", "binomial_blocks", "collective_time_s",
+           "schedule_time_s"]
 
 COLLECTIVE_OPS: tuple[str, ...] = ("bcast", "scatter", "gather")
 COLLECTIVE_ALGORITHMS: tuple[str, ...] = ("linear", "binomial")
@@ -73,3 +74,57 @@ def collective_time_s(params: ModelParams, op: str, alg: str, P: int, size_bytes
     if op == "bcast":
         return ceil_log(P, 2) * message_point(params, m).hop_s
     return sum(message_point(params, m * blk).hop_s for blk in binomial_blocks(P))
+
+
+# Every algorithm of latscope-bench's collective registry that has a model (op, alg) -> formula in
+# the LogP family's terms (h(m) = o_s + L(m) + o_r, s/r the send/receive gaps, d = ceil(log2 P)).
+# The rest (native: the library's own, whose schedule is not known; null) have none.
+SCHEDULES: dict[tuple[str, str], str] = {
+    ("bcast", "linear"): "h(m) + (P-2) s(m)",
+    ("bcast", "binomial"): "d h(m)",
+    ("scatter", "linear"): "h(m) + (P-2) s(m)",
+    ("scatter", "binomial"): "sum_j h(m b_j)",
+    ("gather", "linear"): "h(m) + (P-2) r(m)",
+    ("gather", "binomial"): "sum_j h(m b_j)",
+    ("reduce", "binomial"): "d h(m) (the combining not modelled)",
+    ("allreduce", "reduce-bcast"): "2 d h(m)",
+    ("allgather", "gather-bcast"): "sum_j h(m b_j) + d h(P m)",
+    ("alltoall", "pairwise"): "(P-1) h(m) (each round's send and receive overlap)",
+}
+
+
+def schedule_time_s(params: ModelParams, op: str, alg: str, P: int, size_bytes: float) -> float:
+    """Predicted time of any modelled registry schedule (:data:`SCHEDULES`), Hockney or the LogP
+    family; ``size_bytes`` is the bench's: the block per process for scatter, gather, allgather
+    and alltoall, the whole vector for bcast, reduce and allreduce."""
+    from .barrier import ceil_log
+    from .params import HockneyParams, message_point
+    if (op, alg) not in SCHEDULES:
+        known = ", ".join(f"{o}/{a}" for o, a in SCHEDULES)
+        raise ModelError(f"{op}/{alg}: no model of this schedule; modelled: {known}")
+    if op in COLLECTIVE_OPS and alg in COLLECTIVE_ALGORITHMS:
+        return collective_time_s(params, op, alg, P, size_bytes)
+    P = require_int_at_least("P (processes)", P, 1)
+    m = require_nonneg("size_bytes", size_bytes)
+    if P == 1:
+        return 0.0
+    d = ceil_log(P, 2)
+    if isinstance(params, HockneyParams):
+        a, b = params.alpha_s, params.beta_s_per_byte
+        one = a + b * m
+        if op == "reduce":
+            return d * one
+        if op == "allreduce":
+            return 2 * d * one
+        if op == "alltoall":
+            return (P - 1) * one
+        return d * a + (P - 1) * b * m + d * (a + b * P * m)   # allgather: gather, then bcast of P m
+    h = message_point(params, m).hop_s
+    if op == "reduce":
+        return d * h
+    if op == "allreduce":
+        return 2 * d * h
+    if op == "alltoall":
+        return (P - 1) * h
+    return (collective_time_s(params, "gather", "binomial", P, m)
+            + collective_time_s(params, "bcast", "binomial", P, P * m))

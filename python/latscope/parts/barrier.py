@@ -147,9 +147,11 @@ def section_compare(inp: ReportInput) -> str | None:
             "every rank at the same instant; <em>loop</em> — each row's message schedule simulated under LogP "
             "through the benchmark's own loop {t0; barrier; t1; dummy work} in steady state "
             "(latscope.models.barrier_sim, raw L = RTT/2 − o_s − o_r), the quantity measured. The error is the "
-            f"loop prediction's. Mean |predicted − measured| / measured over {n} modelled points: loop "
-            f"{100 * mean_abs_rel_err(df):.0f}%, closed form {100 * mean_abs_rel_err(df, 'closed_form_rel_err'):.0f}%"
-            + (f"; at P = 2 (not oversubscribed): loop {100 * mean_abs_rel_err(small):.0f}%" if not small.empty else "")
+            f"loop prediction's. Mean |predicted − measured| / measured over {n} modelled points: "
+            + (f"loop {100 * mean_abs_rel_err(df):.0f}%, closed form {100 * mean_abs_rel_err(df, 'closed_form_rel_err'):.0f}%"
+               if n else "none (every point flagged or without a prediction)")
+            + (f"; at P = 2 (not oversubscribed): loop {100 * mean_abs_rel_err(small):.0f}%"
+               if int(small["rel_err"].notna().sum()) else "")
             + (f"; {nn} points measured under load or oversubscribed (column noise) are left out of these "
                "figures" if nn else "")
             + ". More ranks than cores (P = 4 on 2 cores) makes barrier times operating-system scheduling delays, "

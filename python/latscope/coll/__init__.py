@@ -1,0 +1,1 @@
+"""Collectives measured against their models (`latscope coll compare`, docs/collectives.md)."""
