@@ -52,7 +52,12 @@ PRESETS: dict[str, Preset] = {
 
 
 class SpecError(ValueError):
-    """A bad runtime or verification setting (the message names the value and what is allowed)."""
+    """A bad runtime or verification setting (the message names the value and what is allowed;
+    `key` is the plan's key that holds it)."""
+
+    def __init__(self, key: str, msg: str) -> None:
+        super().__init__(msg)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -100,11 +105,11 @@ class RunSpec:
 
 def _compile(name: str, key: str, pat: Any) -> str:
     if not isinstance(pat, str) or not pat:
-        raise SpecError(f"app '{name}': {key} = {pat!r}: a regular expression (Python re), e.g. 'Time = ([0-9.]+)'")
+        raise SpecError(key, f"app '{name}': {key} = {pat!r}: a regular expression (Python re), e.g. 'Time = ([0-9.]+)'")
     try:
         re.compile(pat)
     except re.error as e:
-        raise SpecError(f"app '{name}': {key} = {pat!r}: not a valid regular expression ({e})") from None
+        raise SpecError(key, f"app '{name}': {key} = {pat!r}: not a valid regular expression ({e})") from None
     return pat
 
 
@@ -114,35 +119,35 @@ def make_spec(name: str, doc: dict[str, Any], default_timing: str) -> RunSpec:
     timing = doc.get("runtime")
     regex = doc.get("runtime_regex")
     if timing is not None and regex is not None:
-        raise SpecError(f"app '{name}': runtime = {timing!r} and runtime_regex: give one of them")
+        raise SpecError("runtime_regex", f"app '{name}': runtime = {timing!r} and runtime_regex: give one of them")
     unit = doc.get("runtime_unit", "s")
     if unit not in UNITS:
-        raise SpecError(f"app '{name}': runtime_unit = {unit!r}: one of {', '.join(UNITS)}")
+        raise SpecError("runtime_unit", f"app '{name}': runtime_unit = {unit!r}: one of {', '.join(UNITS)}")
     if regex is not None:
         pattern: str | None = _compile(name, "runtime_regex", regex)
         rx = re.compile(str(pattern))
         if rx.groups < 1:
-            raise SpecError(f"app '{name}': runtime_regex = {regex!r}: needs a group around the number, e.g. "
+            raise SpecError("runtime_regex", f"app '{name}': runtime_regex = {regex!r}: needs a group around the number, e.g. "
                             "'took ([0-9.]+) ms'")
         preset = Preset(pattern, str(unit), None, None, None, "")
         timing = "regex"
     else:
         timing = default_timing if timing is None else timing
         if timing not in PRESETS:
-            raise SpecError(f"app '{name}': runtime = {timing!r}: unknown preset; known: {', '.join(PRESETS)} "
+            raise SpecError("runtime", f"app '{name}': runtime = {timing!r}: unknown preset; known: {', '.join(PRESETS)} "
                             "(or runtime_regex = '...' with runtime_unit)")
         preset = PRESETS[str(timing)]
         if "runtime_unit" in doc:
-            raise SpecError(f"app '{name}': runtime_unit goes with runtime_regex (preset {timing} has its own unit)")
+            raise SpecError("runtime_unit", f"app '{name}': runtime_unit goes with runtime_regex (preset {timing} has its own unit)")
         pattern, unit = preset.runtime, preset.unit
     match = doc.get("verify_match")
     reject = doc.get("verify_reject")
     verify = doc.get("verify")
     if verify is not None and verify not in VERIFY_KINDS:
-        raise SpecError(f"app '{name}': verify = {verify!r}: one of {', '.join(VERIFY_KINDS)} "
+        raise SpecError("verify", f"app '{name}': verify = {verify!r}: one of {', '.join(VERIFY_KINDS)} "
                         "(or verify_match / verify_reject = '...')")
     if verify is not None and (match is not None or reject is not None):
-        raise SpecError(f"app '{name}': verify = {verify!r} and verify_match/verify_reject: give one of them")
+        raise SpecError("verify", f"app '{name}': verify = {verify!r} and verify_match/verify_reject: give one of them")
     if match is not None or reject is not None:
         m = None if match is None else _compile(name, "verify_match", match)
         r = None if reject is None else _compile(name, "verify_reject", reject)
@@ -158,7 +163,7 @@ def make_spec(name: str, doc: dict[str, Any], default_timing: str) -> RunSpec:
         vkind = "regex" if (m or r) else "exit"
     out_file = doc.get("output_file", preset.output_file)
     if out_file is not None and (not isinstance(out_file, str) or not out_file.strip()):
-        raise SpecError(f"app '{name}': output_file = {out_file!r}: a file name or glob in the app's directory")
+        raise SpecError("output_file", f"app '{name}': output_file = {out_file!r}: a file name or glob in the app's directory")
     return RunSpec(str(timing), pattern, str(unit), vkind, m, r, out_file)
 
 

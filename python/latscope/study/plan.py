@@ -239,9 +239,7 @@ def _app(ck: _Checker, name: str, doc: Any, default_np: list[int], timeout: floa
     try:
         spec = make_spec(name, doc, "latscope")
     except SpecError as e:
-        bad = next((k for k in ("runtime_regex", "runtime", "runtime_unit", "verify_match", "verify_reject",
-                                "verify", "output_file") if k in doc and repr(doc[k]) in str(e)), None)
-        raise ck.fail(sec, bad, str(e)) from None
+        raise ck.fail(sec, e.key if e.key in doc else None, str(e)) from None
     env = doc.get("env", {})
     if not isinstance(env, dict) or any(not isinstance(v, (str, int, float)) or isinstance(v, bool)
                                         for v in env.values()):
