@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, str] = {
     "run": "latscope.study.matrix",
     "analyze": "latscope.study.analyze",
     "apps": "latscope.study.apps",
+    "sensitivity": "latscope.study.sensitivity",
 }
 
 

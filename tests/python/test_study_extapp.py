@@ -245,3 +245,49 @@ def test_bad_app_settings_exit_2_before_anything_runs(work: Path, tmp_path: Path
     for w in words:
         assert w in err, err
     assert not out.exists()
+
+
+# ---------------------------------------------------------------- latency sensitivity
+
+def test_sensitivity_slope_counts_the_delayed_calls(work: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sens"
+    cp = subprocess.run([*LATSCOPE, "study", "sensitivity", "--levels", "0,20", "--classes", "all,p2p",
+                         "--repetitions", "3", "--runtime", "npb", "-o", str(out), "--",
+                         str(work / "extapp"), "--style", "npb"], capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    doc = json.loads((out / "sensitivity.json").read_text())
+    prof = {c["calls"]: c for c in doc["classes"]}
+    # per rank and run: 200 x (alltoall + alltoallv + sendrecv) + the final reduce/allreduce/barrier
+    assert prof["all"]["delayed_calls_per_rank"] == 603
+    assert prof["p2p"]["delayed_calls_per_rank"] == 200
+    for c, p in prof.items():
+        assert p["n"] == 6
+        # every delayed call of a rank is on the critical path here (the ranks wait for each other
+        # at every call); on a loaded machine a delay costs more than itself, never much less
+        assert p["critical_calls_per_run"] >= 0.5 * p["delayed_calls_per_rank"], (c, p)
+        assert p["median_runtime_s"][1] > p["median_runtime_s"][0] + 0.5 * p["delayed_calls_per_rank"] * 20e-6
+    assert "latency-critical messages per run" in cp.stdout and "on the critical path" in cp.stdout
+    assert (out / "sensitivity.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--levels", "0,x"], ["--levels '0,x'"]),
+    (["--levels", "5"], ["--levels '5'", "at least two"]),
+    (["--classes", "all,rma"], ["--classes 'all,rma'", "all, p2p, coll"]),
+    (["--runtime", "hpl"], ["--runtime 'hpl'", "unknown preset"]),
+    (["--runtime-regex", "T=([0-9.]+"], ["not a valid regular expression"]),
+])
+def test_sensitivity_bad_input_exit_2(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      argv: list[str], words: list[str]) -> None:
+    out = tmp_path / "sens"
+    assert study_cli.main(["sensitivity", *argv, "-o", str(out), "--", str(work / "extapp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    for w in words:
+        assert w in err, err
+    assert not out.exists()
+
+
+def test_sensitivity_not_executable_exit_2(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert study_cli.main(["sensitivity", "-o", str(tmp_path / "s"), "--", str(work / "c20.tbl")]) == 2
+    assert "c20.tbl: not an executable program" in capsys.readouterr().err
