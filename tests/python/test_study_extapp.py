@@ -1,4 +1,4 @@
-"""The study on programs latscope did not write (docs/your-application.md): tests/programs/extapp.c,
+"""The study on programs latscope did not write (docs/your-application.md): examples/intsort.c,
 built here with the venv's mpicc, prints its time NPB-style, LULESH-style, free-form (ms) or not
 at all; it can fail its verification, hang or crash. Real MPI, real injector, np 2."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ from conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 LATSCOPE = [sys.executable, "-m", "latscope.cli"]
-SRC = REPO / "tests" / "programs" / "extapp.c"
+SRC = REPO / "examples" / "intsort.c"
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,9 @@
-/* A stand-alone MPI program that latscope did not write, for the study's tests of programs of
+/* A stand-alone MPI program that latscope did not write, for the study of programs of
  * one's own (docs/your-application.md): an integer-sort-like exchange (MPI_Alltoallv of counts
  * and keys, an MPI_Allreduce check, a ring of MPI_Sendrecv) timed with MPI_Wtime and reported in
  * the style of a known benchmark, so that no latscope format is involved.
  *
- *   extapp --style npb|lulesh|free|none [--iters N] [--keys N] [--fail-verify] [--hang] [--crash]
+ *   intsort --style npb|lulesh|free|none [--iters N] [--keys N] [--fail-verify] [--hang] [--crash]
  *
  * npb:    " Time in seconds =   0.02" and " Verification    =   SUCCESSFUL" (UNSUCCESSFUL, exit 0)
  * lulesh: "Elapsed time         =       0.02 (s)"
@@ -33,13 +33,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--hang")) hang = 1;
         else if (!strcmp(argv[i], "--crash")) crash = 1;
         else {
-            if (rank == 0) fprintf(stderr, "extapp: unknown argument '%s'\n", argv[i]);
+            if (rank == 0) fprintf(stderr, "intsort: unknown argument '%s'\n", argv[i]);
             MPI_Finalize();
             return 2;
         }
     }
     if (iters < 1 || keys < 1) {
-        if (rank == 0) fprintf(stderr, "extapp: --iters and --keys must be >= 1\n");
+        if (rank == 0) fprintf(stderr, "intsort: --iters and --keys must be >= 1\n");
         MPI_Finalize();
         return 2;
     }
