@@ -291,3 +291,28 @@ def test_sensitivity_bad_input_exit_2(work: Path, tmp_path: Path, capsys: pytest
 def test_sensitivity_not_executable_exit_2(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert study_cli.main(["sensitivity", "-o", str(tmp_path / "s"), "--", str(work / "c20.tbl")]) == 2
     assert "c20.tbl: not an executable program" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- traces of it
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_trace_replays_alltoallv_as_messages(work: Path, tmp_path: Path, np_: int) -> None:
+    # intsort's keys go by MPI_Alltoallv: traced, it runs as the pairwise exchange of MPI_Sendrecv
+    # (the program's own verification checks every key arrived), and the GOAL schedule holds
+    # those messages instead of a computation of the call's traced time
+    iters = 50
+    cmd = ["--np", str(np_), "--", str(work / "extapp"), "--style", "npb", "--iters", str(iters)]
+    cp = subprocess.run([*LATSCOPE, "trace", "run", "-o", str(tmp_path / "tr"), *cmd], capture_output=True,
+                        text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert "Verification    =               SUCCESSFUL" in cp.stdout
+    assert "MPI_Alltoallv" not in cp.stderr
+    assert "collectives replayed as computation 0.0 %" in cp.stdout
+    sends = int(cp.stdout.split(" sends,")[0].rsplit(" ", 1)[1])
+    env = dict(os.environ, LATSCOPE_TRACE_ALLTOALLV="computation")
+    cp = subprocess.run([*LATSCOPE, "trace", "run", "-o", str(tmp_path / "trc"), *cmd], capture_output=True,
+                        text=True, timeout=120, env=env)
+    assert cp.returncode == 0, cp.stderr
+    assert f"no latscope algorithm for MPI_Alltoallv ({iters * np_} calls)" in cp.stderr
+    sends_c = int(cp.stdout.split(" sends,")[0].rsplit(" ", 1)[1])
+    assert sends - sends_c == iters * np_ * (np_ - 1)       # P - 1 messages per rank and call
