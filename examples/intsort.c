@@ -3,12 +3,13 @@
  * and keys, an MPI_Allreduce check, a ring of MPI_Sendrecv) timed with MPI_Wtime and reported in
  * the style of a known benchmark, so that no latscope format is involved.
  *
- *   intsort --style npb|lulesh|free|none [--iters N] [--keys N] [--fail-verify] [--hang] [--crash]
+ *   intsort --style npb|lulesh|free|none|json [--iters N] [--keys N] [--fail-verify] [--hang] [--crash]
  *
  * npb:    " Time in seconds =   0.02" and " Verification    =   SUCCESSFUL" (UNSUCCESSFUL, exit 0)
  * lulesh: "Elapsed time         =       0.02 (s)"
  * free:   "solve: 12.3 ms on 2 ranks"
  * none:   no time at all ("done")
+ * json:   {"loop_s": T, "verification": "passed"} (bench/sim_vs_real.py reads it)
  * --hang: every rank sleeps (a run that never ends); --crash: rank 1 dies of SIGSEGV mid-run. */
 #include <mpi.h>
 #include <signal.h>
@@ -104,6 +105,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(style, "free")) {
             printf("sorted %lld keys\nsolve: %.3f ms on %d ranks%s\n", total[1] ? (long long)keys * size * iters : 0,
                    tmax * 1e3, size, ok ? "" : " (check FAILED)");
+        } else if (!strcmp(style, "json")) {
+            printf("{\"loop_s\": %.9f, \"verification\": \"%s\"}\n", tmax, ok ? "passed" : "failed");
         } else {
             printf("done\n");
         }
