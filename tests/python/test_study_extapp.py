@@ -316,3 +316,21 @@ def test_trace_replays_alltoallv_as_messages(work: Path, tmp_path: Path, np_: in
     assert f"no latscope algorithm for MPI_Alltoallv ({iters * np_} calls)" in cp.stderr
     sends_c = int(cp.stdout.split(" sends,")[0].rsplit(" ", 1)[1])
     assert sends - sends_c == iters * np_ * (np_ - 1)       # P - 1 messages per rank and call
+
+
+def test_hpcg_preset_reads_the_report_file(work: Path, tmp_path: Path) -> None:
+    # HPCG writes its result to HPCG-Benchmark_<version>_<date>.txt in its directory, not to stdout
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    prog = tmp_path / "fake-hpcg.sh"
+    prog.write_text("#!/bin/sh\nprintf 'Benchmark Time Summary::Total=1.25\\nFinal Summary::HPCG result is VALID "
+                    "with a GFLOP/s rating of=1.0\\n' > HPCG-Benchmark_3.1_x.txt\necho started\n")
+    prog.chmod(0o755)
+    plan = tmp_path / "hpcg.toml"
+    plan.write_text(f'repetitions = 1\nnp = 2\n[tables]\nnone = "none"\n[apps.hpcg]\nprogram = "{prog}"\n'
+                    f'runtime = "hpcg"\ncwd = "run"\n')
+    cp = subprocess.run([*LATSCOPE, "study", "run", str(plan), "-o", str(tmp_path / "out")], capture_output=True,
+                        text=True, timeout=60)
+    assert cp.returncode == 0, cp.stderr
+    (r,) = _records(tmp_path / "out" / "runs.jsonl")
+    assert r["status"] == "ok" and r["runtime_s"] == 1.25 and r["verification"] == "passed"
