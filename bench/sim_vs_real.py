@@ -78,6 +78,9 @@ PROGRAMS: list[tuple[str, str, list[str], str]] = [
     ("nonblocking 8 B + 1 us work", "trace-pingpong", ["2000", "8", "1000", "nonblocking"], "path"),
     ("cg class S", "latscope-cg", ["--class", "S", "--json"], "total"),
     ("lu class S", "latscope-lu", ["--class", "S", "--json"], "total"),
+    # a program latscope did not write, alltoallv-heavy as NPB IS (examples/intsort.c): its
+    # MPI_Alltoallv traced as the pairwise exchange (docs/trace.md "Collectives")
+    ("intsort (IS-like)", "example-intsort", ["--style", "json", "--iters", "400", "--keys", "256"], "total"),
     ("mg class S", "latscope-mg", ["--class", "S", "--json"], "total"),
 ]
 

@@ -24,6 +24,8 @@ SUBCOMMANDS: dict[str, str] = {
     "load": "latscope.study.load",
     "run": "latscope.study.matrix",
     "analyze": "latscope.study.analyze",
+    "apps": "latscope.study.apps",
+    "sensitivity": "latscope.study.sensitivity",
 }
 
 

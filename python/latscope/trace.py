@@ -113,6 +113,12 @@ class GoalStats:
     approximated: dict[str, int] = field(default_factory=dict)   # collectives replayed as computation: calls
     span_s: list[float] = field(default_factory=list)     # MPI_Init's exit to MPI_Finalize, per rank
     calc_s: list[float] = field(default_factory=list)     # computation between calls, per rank
+    approx_s: list[float] = field(default_factory=list)   # collectives replayed as computation, per rank
+
+    def approximated_share(self) -> float | None:
+        """The largest share, over the ranks, of the traced span replayed as collectives' computations."""
+        shares = [a / s for a, s in zip(self.approx_s, self.span_s) if s > 0]
+        return max(shares) if shares else None
 
 
 # MPI_Allgatherv replayed as messages: its tags, in a range no communicator reaches (the largest
@@ -205,6 +211,7 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
     pending: dict[int, str] = {}    # request -> the operation it completes
     n = 0
     calc_ns = 0
+    approx_ns = 0
 
     def op(text: str) -> str:
         nonlocal n
@@ -273,6 +280,7 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
             # as a computation (docs/trace.md "Collectives")
             name = "MPI_" + (COLL_NAMES[tag[i]] if 0 <= tag[i] < len(COLL_NAMES) else str(tag[i])).capitalize()
             st.approximated[name] = st.approximated.get(name, 0) + 1
+            approx_ns += int(took_ns[i])
             lab = op(f"calc {took_ns[i]}")
             deps = {lab: True}
             continue
@@ -287,6 +295,7 @@ def _rank_goal(rt: RankTrace, out: IO[str], st: GoalStats, min_gap_ns: int,
     st.calls += len(kind)
     st.span_s.append((t0[-1] - t1[0]) * ns * 1e-9 if kind else 0.0)
     st.calc_s.append(calc_ns * 1e-9)
+    st.approx_s.append(approx_ns * 1e-9)
     out.write(f"rank {rt.rank} {{\n")
     out.write("\n".join(lines))
     out.write("\n}\n")

@@ -62,7 +62,8 @@ def _convert(trace_dir: str, goal: str, min_gap_ns: int, more: list[str] | None 
     span = max(st.span_s)
     print(f"{goal}: {st.ranks} ranks, {st.calls} calls traced -> {st.sends} sends, {st.recvs} receives, "
           f"{st.calcs} computations; traced span {fmt_time(span)} "
-          f"(computation {100 * max(st.calc_s) / span if span else 0:.0f} % on the busiest rank)")
+          f"(computation {100 * max(st.calc_s) / span if span else 0:.0f} % on the busiest rank; collectives "
+          f"replayed as computation {100 * (st.approximated_share() or 0):.1f} %)")
     if st.approximated:
         calls = ", ".join(f"{n} ({c} calls)" for n, c in sorted(st.approximated.items()))
         print(f"{PROG}: note: no latscope algorithm for {calls}: each replayed as a computation of the time it took "

@@ -415,26 +415,35 @@ static int tr_shadow_free(MPI_Comm comm, int key, void *val, void *extra) {
 
 /* The row's function and the duplicate to run it on; NULL: run the library's own (not traced
  * as messages: an intercommunicator, one rank, or no row). */
+static int tr_shadow_of(MPI_Comm comm, MPI_Comm *shadow);
 static const lts_coll_alg_t *tr_coll_begin(lts_coll_op_t op, MPI_Comm comm, MPI_Comm *shadow) {
     if (!tr_on || tr_inside) return NULL;
-    int inter = 0, flag = 0, n = 1;
+    int inter = 0, n = 1;
     PMPI_Comm_test_inter(comm, &inter);
     PMPI_Comm_size(comm, &n);
     const lts_coll_alg_t *a = lts_coll_find(op, tr_rows[op]);
     if (inter || n < 2 || !a) return NULL;
+    return tr_shadow_of(comm, shadow) ? a : NULL;
+}
+
+/* The duplicate of comm the replayed collectives run on (made at the first collective on comm,
+ * where every member is present, so the dup is matched); sets tr_inside. 0: none (leave the call
+ * to the MPI library). */
+static int tr_shadow_of(MPI_Comm comm, MPI_Comm *shadow) {
+    int flag = 0;
     if (tr_shadow_key == MPI_KEYVAL_INVALID &&
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, tr_shadow_free, &tr_shadow_key, NULL) != MPI_SUCCESS)
-        return NULL;
+        return 0;
     MPI_Comm *c = NULL;
-    if (PMPI_Comm_get_attr(comm, tr_shadow_key, &c, &flag) != MPI_SUCCESS) return NULL;
+    if (PMPI_Comm_get_attr(comm, tr_shadow_key, &c, &flag) != MPI_SUCCESS) return 0;
     if (!flag) {   /* first collective on comm: every member is here, so the dup is matched */
-        if (!(c = malloc(sizeof *c))) return NULL;
-        if (PMPI_Comm_dup(comm, c) != MPI_SUCCESS) { free(c); return NULL; }
+        if (!(c = malloc(sizeof *c))) return 0;
+        if (PMPI_Comm_dup(comm, c) != MPI_SUCCESS) { free(c); return 0; }
         PMPI_Comm_set_attr(comm, tr_shadow_key, c);
     }
     *shadow = *c;
     tr_inside = 1;
-    return a;
+    return 1;
 }
 #define TR_COLL(OP, member, args, pargs)                                 \
     do {                                                                 \
@@ -510,8 +519,46 @@ int MPI_Scatterv(const void *s, const int sc[], const int dis[], MPI_Datatype st
                  int root, MPI_Comm comm) {
     TR_OTHER(TR_SCATTERV, PMPI_Scatterv(s, sc, dis, st, r, rc, rt, root, comm));
 }
+/* MPI_Alltoallv as messages (LATSCOPE_TRACE_ALLTOALLV=pairwise, the default): the pairwise
+ * exchange, step k = 1 .. P-1 sending to r + k the block for it and receiving from r - k, each
+ * step an MPI_Sendrecv through the tracer's own wrapper, so the trace holds the messages (MPICH's
+ * algorithm for large blocks; at 2 ranks every algorithm is this one exchange). The own block is
+ * a local copy (PMPI, not recorded: its time stays in the gap). `computation`: the library's own
+ * call, replayed as a computation of its time (docs/trace.md "Collectives"). */
+#define TR_A2AV_TAG 32001
+static int tr_a2av_pairwise(void) {
+    static int mode = -1;
+    if (mode < 0) {
+        const char *e = getenv("LATSCOPE_TRACE_ALLTOALLV");
+        mode = !(e && !strcmp(e, "computation"));
+    }
+    return mode;
+}
 int MPI_Alltoallv(const void *s, const int sc[], const int sd[], MPI_Datatype st, void *r, const int rc[],
                   const int rd[], MPI_Datatype rt, MPI_Comm comm) {
+    uint64_t e_ = lts_cycles();
+    int inter = 1, n = 0;
+    MPI_Comm shadow;
+    if (tr_on && !tr_inside && s != MPI_IN_PLACE && tr_a2av_pairwise() && PMPI_Comm_test_inter(comm, &inter) == 0 &&
+        !inter && PMPI_Comm_size(comm, &n) == 0 && n >= 2 && tr_shadow_of(comm, &shadow)) {
+        tr_nop(e_);
+        int me = 0, rc_ = MPI_SUCCESS;
+        MPI_Aint lb, sx, rx;
+        PMPI_Comm_rank(shadow, &me);
+        PMPI_Type_get_extent(st, &lb, &sx);
+        PMPI_Type_get_extent(rt, &lb, &rx);
+        const char *sb = s;
+        char *rb = r;
+        rc_ = PMPI_Sendrecv(sb + (MPI_Aint)sd[me] * sx, sc[me], st, me, TR_A2AV_TAG, rb + (MPI_Aint)rd[me] * rx, rc[me],
+                            rt, me, TR_A2AV_TAG, shadow, MPI_STATUS_IGNORE);
+        for (int k = 1; k < n && rc_ == MPI_SUCCESS; k++) {
+            int to = (me + k) % n, from = (me - k + n) % n;
+            rc_ = MPI_Sendrecv(sb + (MPI_Aint)sd[to] * sx, sc[to], st, to, TR_A2AV_TAG, rb + (MPI_Aint)rd[from] * rx,
+                               rc[from], rt, from, TR_A2AV_TAG, shadow, MPI_STATUS_IGNORE);
+        }
+        tr_inside = 0;
+        return rc_;
+    }
     TR_OTHER(TR_ALLTOALLV, PMPI_Alltoallv(s, sc, sd, st, r, rc, rd, rt, comm));
 }
 int MPI_Reduce_scatter(const void *s, void *r, const int rc[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {

@@ -151,6 +151,8 @@ class AppAnalysis:
     blocks: int = 0                  # complete blocks whose runtimes the correlations take relative
                                      # to their block's mean; 0: raw runtimes (docs/study.md)
     r_std_unblocked: Test | None = None   # r_std on the raw runtimes, when blocks > 0
+    unverified: int = 0              # cells whose runs were not verified (verify = "none")
+    failures: list[dict[str, Any]] = field(default_factory=list)   # why runs failed: reason, runs
 
 
 def _corr(x: Any, y: Any, rank: bool = False) -> Test:
@@ -336,6 +338,16 @@ def analyze_runs(runs: list[dict[str, Any]]) -> list[AppAnalysis]:
         cell_runs = groups[(a, n)]
         an = analyze_group(a, n, cell_runs, len(failed.get((a, n), set())))
         an.launches = max((int(r["launches_ok"]) for r in cell_runs), default=1)
+        an.unverified = sum(1 for r in cell_runs if r.get("verification") == "unverified")
+        if an.unverified:
+            an.notes.append(f"unverified: {an.unverified} of {len(cell_runs)} cells were not checked (verify = "
+                            "\"none\"): their runtimes are in the analysis, their results are not known to be right")
+        why: dict[str, int] = {}
+        for r in runs:
+            if (str(r.get("app")), int(r.get("np") or 0)) == (a, n) and r.get("status") != "ok":
+                k = str(r.get("reason") or r.get("status"))
+                why[k] = why.get(k, 0) + 1
+        an.failures = [{"reason": k, "runs": v} for k, v in sorted(why.items(), key=lambda kv: -kv[1])]
         if an.launches > 1:
             an.notes.append(f"each cell's runtime is the minimum of its {an.launches} launches (the "
                             "contamination guard of docs/study.md, 'Repeated launches'); every launch is in runs.jsonl")
@@ -371,8 +383,13 @@ def findings(apps: list[dict[str, Any]]) -> list[str]:
     out = []
     for a in apps:
         r, p, n = a["r_std"]["statistic"], a["r_std"]["p"], a["r_std"]["n"]
+        fails = a.get("failures") or []
+        if n == 0 and fails:
+            out.append(f"{a['app']} np={a['np']}: no run passed; {fails[0]['runs']} runs: {fails[0]['reason']}")
+            continue
+        unv = " [unverified]" if a.get("unverified") else ""
         if r is None or p is None:
-            out.append(f"{a['app']} np={a['np']}: r_std undefined (n = {n})")
+            out.append(f"{a['app']} np={a['np']}: r_std undefined (n = {n}){unv}")
             continue
         verdict = ("runtime grows with the table's sd" if r > 0 and p < ALPHA else
                    "runtime falls with the table's sd" if p < ALPHA else "no significant relation to the sd")
@@ -386,7 +403,7 @@ def findings(apps: list[dict[str, Any]]) -> list[str]:
         if int(a.get("launches") or 1) > 1:
             design += f"; each cell the minimum of {a['launches']} launches"
         out.append(f"{a['app']} np={a['np']}: r_std = {r:.2f} (p = {p:.2g}, n = {n}): {verdict} "
-                   f"(alpha {ALPHA:g}){rank}{design}")
+                   f"(alpha {ALPHA:g}){rank}{design}{unv}")
     return out
 
 

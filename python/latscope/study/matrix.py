@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from latscope.study import StudyError
+from latscope.study.appspec import RunSpec
 from latscope.study.plan import Cell, Plan, parse_plan
 
 HELP = "seed 004 §6-7: run the experiment matrix of a plan (tables x apps x ranks x repetitions), resumable"
@@ -48,6 +49,7 @@ class Outcome:
     fields: dict[str, str]
     wall_s: float
     tail: str
+    reason: str | None = None      # why the run is not ok (one line)
 
 
 def parse_line(out: str) -> dict[str, str] | None:
@@ -69,29 +71,49 @@ def _kill(proc: subprocess.Popen[str]) -> None:
     proc.wait()
 
 
-def execute(cmd: list[str], env: dict[str, str], timeout_s: float) -> Outcome:
+def _output_files(pattern: str, cwd: Path, since: float) -> str:
+    """The text of the files matching `pattern` in `cwd` written since the launch began (HPCG's report)."""
+    out = []
+    for f in sorted(cwd.glob(pattern)):
+        try:
+            if f.is_file() and f.stat().st_mtime >= since - 1:
+                out.append(f.read_text(errors="replace"))
+        except OSError:
+            continue
+    return "\n".join(out)
+
+
+def execute(cmd: list[str], env: dict[str, str], timeout_s: float, spec: RunSpec | None = None,
+            cwd: Path | None = None) -> Outcome:
+    """Run one launch and read it with `spec` (the app's timing and verification; the mini-app line
+    when None)."""
+    from latscope.study.appspec import last_line, make_spec, read
+
+    spec = spec or make_spec("", {}, "latscope")
     t0 = time.monotonic()
+    t_wall = time.time()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, cwd=cwd, errors="replace")
     try:
         out, _ = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill(proc)
-        return Outcome("timeout", None, None, None, {}, time.monotonic() - t0, "")
+        return Outcome("timeout", None, None, None, {}, time.monotonic() - t0, "",
+                       f"no exit within timeout_s = {timeout_s:g} s (killed)")
     except BaseException:
         _kill(proc)     # Ctrl-C: the run in flight goes, and nothing of it is recorded
         raise
     wall = time.monotonic() - t0
-    fields = parse_line(out) or {}
-    runtime: float | None
-    try:
-        runtime = float(fields["runtime_s"])
-    except (KeyError, ValueError):
-        runtime = None
-    verif = fields.get("verification")
-    ok = proc.returncode == 0 and verif == "passed" and runtime is not None
-    status = "ok" if ok else ("failed" if proc.returncode in (0, 1) and fields else "error")
-    return Outcome(status, proc.returncode, runtime, verif, fields, wall, "" if ok else out[-TAIL:])
+    text = out
+    if spec.output_file:
+        extra = _output_files(spec.output_file, cwd or Path.cwd(), t_wall)
+        if not extra and proc.returncode == 0:
+            return Outcome("error", None, None, None, {}, wall, out[-TAIL:],
+                           f"no file {spec.output_file!r} written in {cwd or Path.cwd()}; last line: {last_line(out)}")
+        text = out + "\n" + extra
+    r = read(spec, text, proc.returncode, wall)
+    return Outcome(r.status, proc.returncode, r.runtime_s, r.verification, r.fields, wall,
+                   "" if r.status == "ok" else out[-TAIL:], r.reason)
 
 
 def inject_summary(log_dir: Path) -> dict[str, Any] | None:
@@ -152,13 +174,16 @@ def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, A
             env["LD_PRELOAD"] = ln.env["LD_PRELOAD"]
         else:
             del env["LD_PRELOAD"]
+    if cell.app.env:
+        # under the launcher, as the injector: into the ranks (mpiexec passes its environment on)
+        env.update(dict(cell.app.env))
     cmd = ln.prefix + app_cmd
-    o = execute(cmd, env, cell.app.timeout_s)
+    o = execute(cmd, env, cell.app.timeout_s, cell.app.spec, cell.app.cwd)
     return {"type": "run", "cell": cell.cell_key, "app": cell.app.name, "table": cell.table.name,
             "table_distribution": cell.table.distribution, "table_mean_s": cell.table.mean_s,
             "table_sd_s": cell.table.sd_s, "np": cell.np, "rep": cell.rep, "launch": cell.launch, "attempt": attempt,
             "seed": seed, "status": o.status, "exit_status": o.exit_status, "runtime_s": o.runtime_s,
-            "verification": o.verification, "wall_s": o.wall_s,
+            "verification": o.verification, "reason": o.reason, "wall_s": o.wall_s,
             "inject": inject_summary(log_dir) if cell.table.path is not None else None,
             "miniapp": o.fields or None, "host": host_info(),
             "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": shlex.join(cmd),
@@ -252,7 +277,9 @@ def _meta(plan: Plan) -> dict[str, Any]:
             "tables": [{"name": t.name, "path": None if t.path is None else str(t.path),
                         "distribution": t.distribution, "mean_s": t.mean_s, "sd_s": t.sd_s} for t in plan.tables],
             "apps": [{"name": a.name, "program": a.program, "args": list(a.args), "np": list(a.nps),
-                      "timeout_s": a.timeout_s} for a in plan.apps],
+                      "timeout_s": a.timeout_s, "timing": a.spec.timing_text(), "verify": a.spec.verify,
+                      "verify_text": a.spec.verify_text(), "env": dict(a.env),
+                      "cwd": None if a.cwd is None else str(a.cwd)} for a in plan.apps],
             "host": host_info(), "command": shlex.join(sys.argv),
             "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -312,6 +339,10 @@ def run(args: argparse.Namespace) -> int:
                 eta = el / i * (len(queue) - i)
                 rt = rec["runtime_s"]
                 what = f"{rt:.3f} s" if rt is not None else "-"
+                if rec.get("reason"):
+                    what += f" ({rec['reason']})"
+                elif rec.get("verification") == "unverified":
+                    what += " (unverified)"
                 again = "; retried at the end" if cell.key not in done else ""
                 lpart = f" launch={cell.launch}" if plan.launches > 1 else ""
                 print(f"[{i}/{len(queue)}] {cell.app.name} {cell.table.name} np={cell.np} rep={cell.rep}{lpart}"

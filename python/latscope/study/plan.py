@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from latscope.study import StudyError
+from latscope.study.appspec import RunSpec, SpecError, make_spec
 
 # The applications are the mini-apps of latscope.miniapps.REGISTRY (docs/miniapps.md), each
 # printing one line `latscope-miniapp app=... runtime_s=... verification=passed|failed ...`.
 NO_TABLE = "none"        # a table entry with this value runs the application without the injector
 TOP_KEYS = {"repetitions", "launches", "pin", "seed", "np", "timeout_s", "calls", "coll", "tables", "apps"}
 COLL_MODES = ("calls", "messages")    # LATSCOPE_INJECT_COLL (docs/delay-table.md, "Per call or per message")
-APP_KEYS = {"args", "np", "program", "timeout_s"}
+APP_KEYS = {"args", "np", "program", "timeout_s", "runtime", "runtime_regex", "runtime_unit", "verify",
+            "verify_match", "verify_reject", "output_file", "env", "cwd"}
 MAX_NP = 1024
 
 
@@ -37,6 +39,14 @@ class App:
     args: tuple[str, ...]
     nps: tuple[int, ...]
     timeout_s: float
+    spec: RunSpec = field(default_factory=lambda: make_spec("", {}, "latscope"))
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: Path | None = None      # None: the study's own working directory
+
+    @property
+    def mine(self) -> bool:
+        """A latscope mini-app (a program in build/bin), not a program of the user's."""
+        return "/" not in self.program and self.spec.timing == "latscope"
 
 
 @dataclass(frozen=True)
@@ -220,18 +230,64 @@ def _app(ck: _Checker, name: str, doc: Any, default_np: list[int], timeout: floa
         default_args = ["--class", app.study_class]
     elif not isinstance(prog, str) or not prog.strip():
         raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: a program in build/bin or a path to one")
-    elif "/" in prog:          # a path (relative to the plan); a bare name is a program in build/bin
-        p = Path(prog)
-        if not p.is_absolute():
-            p = ck.path.parent / p
-        if not p.is_file():
-            raise ck.fail(sec, "program", f"'{sec}.program' = {prog!r}: no such file")
-        prog = str(p.resolve())
+    else:
+        prog = _program(ck, sec, name, prog)
     args = doc.get("args", default_args)
     if not isinstance(args, list) or any(not isinstance(a, (str, int, float)) or isinstance(a, bool) for a in args):
         raise ck.fail(sec, "args", f"'{sec}.args' = {args!r}: a list of strings, e.g. [\"--class\", \"S\"]")
     nps = ck.nps(doc, sec, default_np)
-    return App(name, prog, tuple(str(a) for a in args), tuple(nps), ck.number(doc, "timeout_s", sec, timeout))
+    try:
+        spec = make_spec(name, doc, "latscope")
+    except SpecError as e:
+        raise ck.fail(sec, e.key if e.key in doc else None, str(e)) from None
+    env = doc.get("env", {})
+    if not isinstance(env, dict) or any(not isinstance(v, (str, int, float)) or isinstance(v, bool)
+                                        for v in env.values()):
+        raise ck.fail(sec, "env", f"app '{name}': env = {env!r}: a table of NAME = \"value\", e.g. "
+                                  "env = {OMP_NUM_THREADS = \"1\"}")
+    cwd = doc.get("cwd")
+    wd: Path | None = None
+    if cwd is not None:
+        if not isinstance(cwd, str) or not cwd.strip():
+            raise ck.fail(sec, "cwd", f"app '{name}': cwd = {cwd!r}: a directory (relative to the plan's)")
+        wd = Path(cwd) if Path(cwd).is_absolute() else ck.path.parent / cwd
+        if not wd.is_dir():
+            raise ck.fail(sec, "cwd", f"app '{name}': cwd = {cwd!r}: no such directory")
+        wd = wd.resolve()
+    return App(name, prog, tuple(str(a) for a in args), tuple(nps), ck.number(doc, "timeout_s", sec, timeout),
+               spec, tuple((str(k), str(v)) for k, v in env.items()), wd)
+
+
+def _program(ck: _Checker, sec: str, name: str, prog: Any) -> str:
+    """The program of [apps.NAME]: a path (relative to the plan's directory), a latscope program
+    in build/bin, or a program on PATH; it must be an executable file."""
+    import os
+    import shutil
+
+    if not isinstance(prog, str) or not prog.strip():
+        raise ck.fail(sec, "program", f"app '{name}': program = {prog!r}: a path to an executable, a program "
+                                      "in build/bin or on PATH")
+    if "/" in prog:
+        p = Path(prog)
+        if not p.is_absolute():
+            p = ck.path.parent / p
+    else:
+        from latscope.run import build_dir
+
+        p = build_dir() / "bin" / prog
+        if not p.exists():
+            found = shutil.which(prog)
+            if found is None:
+                raise ck.fail(sec, "program", f"app '{name}': program = {prog!r}: not in build/bin nor on PATH "
+                                              "(give a path, e.g. \"./is.W.x\")")
+            p = Path(found)
+        else:
+            return prog          # run.program() finds it when the study runs
+    if not p.is_file():
+        raise ck.fail(sec, "program", f"app '{name}': program = {prog!r}: no such file")
+    if not os.access(p, os.X_OK):
+        raise ck.fail(sec, "program", f"app '{name}': program = {prog!r}: not executable (chmod +x?)")
+    return str(p.resolve())
 
 
 def parse_plan(path: Path) -> Plan:
