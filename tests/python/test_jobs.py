@@ -1,0 +1,132 @@
+"""Every launch is a job latscope owns: a signal to latscope or its --timeout ends the whole job
+(launcher, hydra proxy, ranks), keeps the finished points, says so in one line, and leaves no
+process and no /dev/shm segment of the job behind (latscope/jobs/job.py)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from latscope.jobs import procs
+
+LATSCOPE = str(Path(sys.executable).with_name("latscope"))
+# long enough that a signal always lands while points are still being measured
+LONG = ["--sizes", "0,1:4M:x2", "--min-reps", "20000", "--max-reps", "20000"]
+
+
+def _start(tmp: Path, args: list[str]) -> subprocess.Popen[str]:
+    env = dict(os.environ, LATSCOPE_STATE_DIR=str(tmp / "state"))
+    return subprocess.Popen([LATSCOPE, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp)
+
+
+def _record(tmp: Path, ranks: int, deadline_s: float = 60) -> dict:
+    """The job's record once its ranks and their segments are in it (the job is then running)."""
+    t_end = time.monotonic() + deadline_s
+    while time.monotonic() < t_end:
+        for f in (tmp / "state").glob("*.json"):
+            try:
+                rec = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue
+            bench = [p for p in rec["procs"] if _comm(p[0]) == "latscope-bench"]
+            if len(bench) == ranks and rec["segments"] and (tmp / "pp.jsonl").exists():
+                return rec
+        time.sleep(0.1)
+    raise AssertionError(f"no running job of {ranks} ranks within {deadline_s} s")
+
+
+def _first_point(path: Path, deadline_s: float = 60) -> None:
+    t_end = time.monotonic() + deadline_s
+    while time.monotonic() < t_end:
+        if '"type":"point"' in path.read_text():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no point in {path} within {deadline_s} s")
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _survivors(rec: dict) -> list[tuple[int, str]]:
+    return [(p[0], _comm(p[0])) for p in rec["procs"] if procs.alive(procs.Proc(p[0], p[1]))]
+
+
+def _segments_left(rec: dict) -> list[str]:
+    return [s for s in rec["segments"] if Path("/dev/shm", s).exists()]
+
+
+@pytest.mark.parametrize("np_", [2, 4])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_signal_ends_whole_job(tmp_path: Path, np_: int, sig: signal.Signals) -> None:
+    proc = _start(tmp_path, ["bench", "p2p", "--np", str(np_), *LONG, "-o", "pp.jsonl"])
+    try:
+        rec = _record(tmp_path, np_)
+        # the job is a tree, not one group: hydra's proxy and each rank call setsid
+        kinds = sorted(_comm(p[0]) for p in rec["procs"])
+        assert kinds.count("latscope-bench") == np_ and "mpiexec" in kinds and "hydra_pmi_proxy" in kinds, kinds
+        sessions = {os.getsid(p[0]) for p in rec["procs"] if _comm(p[0])}
+        assert len(sessions) > 1, sessions
+        _first_point(tmp_path / "pp.jsonl")
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, (proc.returncode, err)
+    m = re.search(rf"latscope: stopped by {sig.name} after (\d+) of (\d+) points?; (results kept in pp.jsonl|"
+                  r"no point finished)", err)
+    assert m, err
+    done = int(m.group(1))
+    kept = [ln for ln in (tmp_path / "pp.jsonl").read_text().splitlines() if '"type":"point"' in ln]
+    assert len(kept) == done
+    assert "BAD TERMINATION" not in out + err and "YOU CAN IGNORE" not in out + err, out + err
+    assert err.strip().splitlines()[-1] == m.group(0), err
+    assert _survivors(rec) == []
+    assert _segments_left(rec) == []
+    assert list((tmp_path / "state").glob("*.json")) == []   # the record went with the job
+
+
+def test_timeout_ends_whole_job(tmp_path: Path) -> None:
+    proc = _start(tmp_path, ["bench", "p2p", "--np", "2", *LONG, "-o", "pp.jsonl", "--timeout", "6"])
+    rec = _record(tmp_path, 2)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 124, err
+    assert re.search(r"latscope: timed out after 6 s, with \d+ of \d+ points?; ", err), err
+    assert "internal error" not in err and "TimeoutExpired" not in err
+    assert _survivors(rec) == [] and _segments_left(rec) == []
+
+
+def test_killed_rank_banner_summarised_and_segments_removed(tmp_path: Path) -> None:
+    """A rank killed under the job (as the OOM killer would): MPICH's banner becomes one line, and
+    the segments the dead rank left are removed once the job has ended."""
+    proc = _start(tmp_path, ["bench", "p2p", "--np", "2", *LONG, "-o", "pp.jsonl"])
+    rec = _record(tmp_path, 2)
+    rank = next(p[0] for p in rec["procs"] if _comm(p[0]) == "latscope-bench")
+    os.kill(rank, signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "BAD TERMINATION" not in out + err and "YOU CAN IGNORE" not in out + err, out + err
+    assert re.search(rf"latscope: mpiexec: rank process {rank} on \S+ exited with code 9", err), err
+    assert _survivors(rec) == [] and _segments_left(rec) == []
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "soon"])
+def test_bad_timeout_refused(value: str) -> None:
+    cp = subprocess.run([LATSCOPE, "bench", "p2p", "--np", "2", "--timeout", value], capture_output=True,
+                        text=True, timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert f"--timeout: '{value}': must be a positive number of seconds" in cp.stderr, cp.stderr
+    assert cp.stderr.count("error:") == 1 and "error:" in cp.stderr.strip().splitlines()[-1], cp.stderr
