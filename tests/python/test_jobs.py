@@ -130,3 +130,42 @@ def test_bad_timeout_refused(value: str) -> None:
     assert cp.returncode == 2, cp.stderr
     assert f"--timeout: '{value}': must be a positive number of seconds" in cp.stderr, cp.stderr
     assert cp.stderr.count("error:") == 1 and "error:" in cp.stderr.strip().splitlines()[-1], cp.stderr
+
+
+def _clean(tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, LATSCOPE_STATE_DIR=str(tmp / "state"))
+    return subprocess.run([LATSCOPE, "clean", *extra], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_clean_ends_what_a_killed_latscope_left(tmp_path: Path) -> None:
+    """latscope killed with SIGKILL runs no handler: its job goes on, orphaned. `latscope clean`
+    leaves a live job alone, and ends the dead one's processes and removes its segments."""
+    live = _start(tmp_path, ["bench", "p2p", "--np", "2", *LONG, "-o", "pp.jsonl"])
+    try:
+        live_rec = _record(tmp_path, 2)
+        cp = _clean(tmp_path)
+        assert cp.returncode == 0, cp.stderr
+        assert f"live job of latscope pid {live.pid}" in cp.stdout, cp.stdout
+        assert len(_survivors(live_rec)) == len(live_rec["procs"])   # untouched
+        assert _segments_left(live_rec) == [s for s in live_rec["segments"] if not s.startswith("mpich_shar_tmp")]
+        live.kill()   # SIGKILL: the job is orphaned
+        live.wait()
+        assert _survivors(live_rec), "the orphaned job should still run until cleaned"
+        time.sleep(0.5)
+        dry = _clean(tmp_path, "--dry-run")
+        assert f"dead job of latscope pid {live.pid}" in dry.stdout and "would end" in dry.stdout, dry.stdout
+        assert _survivors(live_rec)
+        cp = _clean(tmp_path)
+        assert cp.returncode == 0, cp.stderr
+        assert f"dead job of latscope pid {live.pid}" in cp.stdout and "ended" in cp.stdout, cp.stdout
+        t_end = time.monotonic() + 10
+        while _survivors(live_rec) and time.monotonic() < t_end:
+            time.sleep(0.1)
+        assert _survivors(live_rec) == []
+        _clean(tmp_path)   # the dead ranks' segments, once nothing holds them
+        assert _segments_left(live_rec) == []
+        assert list((tmp_path / "state").glob("*.json")) == []
+    finally:
+        if live.poll() is None:
+            live.kill()
+            live.wait()
