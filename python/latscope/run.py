@@ -96,7 +96,29 @@ def user_command(command: list[str], usage: str, np_: int | None) -> list[str]:
         raise ValueError(f"no command: {usage}")
     if np_ is not None and np_ < 1:
         raise ValueError(f"--np {np_}: must be a positive number of ranks")
+    # judged here, where the user stands: under mpiexec a missing program is an execvp error per rank
+    exe = cmd[0]
+    found = exe if os.sep in exe else shutil.which(exe)
+    if found is None or not os.path.isfile(found):
+        where = f" (from {os.getcwd()})" if os.sep in exe and not os.path.isabs(exe) else " (not on PATH)" \
+            if os.sep not in exe else ""
+        raise ValueError(f"command {exe!r}: no such program{where}")
+    if not os.access(found, os.X_OK):
+        raise ValueError(f"command {exe!r}: not executable")
     return cmd
+
+
+def exec_latscope_bench() -> None:
+    """The `latscope-bench` console script: the built program, found as every latscope command
+    finds it (build_dir: LATSCOPE_BUILD_DIR, the installed package, the checkout's build/), run
+    in this process's place, so `mpiexec -n 2 latscope-bench ...` works from any directory and the
+    ranks are the C program itself."""
+    try:
+        exe = program("latscope-bench")
+    except LaunchError as e:
+        print(f"latscope-bench: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    os.execv(str(exe), [str(exe), *sys.argv[1:]])
 
 
 def mpiexec_path() -> str:
