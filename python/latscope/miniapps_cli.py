@@ -5,7 +5,6 @@ exit status through: 0 verification passed, 1 failed, 2 bad arguments or np (124
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from typing import Any
 

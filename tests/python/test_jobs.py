@@ -169,3 +169,77 @@ def test_clean_ends_what_a_killed_latscope_left(tmp_path: Path) -> None:
         if live.poll() is None:
             live.kill()
             live.wait()
+
+
+def test_signal_during_launches_keeps_points_and_removes_temporary_files(tmp_path: Path) -> None:
+    """--launches N gathers its launches in a temporary directory: a SIGTERM keeps what the
+    launches measured in the user's file and removes the directory (and the job's segments)."""
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    env = dict(os.environ, LATSCOPE_STATE_DIR=str(tmp_path / "state"), TMPDIR=str(tmpdir))
+    proc = subprocess.Popen([LATSCOPE, "bench", "p2p", "--np", "2", *LONG, "--launches", "3", "-o", "pp.jsonl"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        t_end = time.monotonic() + 60
+        rec = None
+        while time.monotonic() < t_end and rec is None:
+            for f in (tmp_path / "state").glob("*.json"):
+                parts = list(tmpdir.glob("latscope-launches-*/launch0.jsonl"))
+                try:
+                    r = json.loads(f.read_text())
+                except (OSError, ValueError):
+                    continue
+                if parts and '"type":"point"' in parts[0].read_text() and r["segments"]:
+                    rec = r
+            time.sleep(0.1)
+        assert rec is not None, "no point measured within 60 s"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    m = re.search(r"latscope: stopped by SIGTERM in launch 1 of 3, after (\d+) points?; results kept in pp.jsonl", err)
+    assert m, err
+    kept = [json.loads(ln) for ln in (tmp_path / "pp.jsonl").read_text().splitlines()]
+    assert sum(r["type"] == "point" for r in kept) == int(m.group(1)) >= 1
+    assert all(r["launch"] == 0 for r in kept)
+    assert list(tmpdir.iterdir()) == []
+    assert _survivors(rec) == [] and _segments_left(rec) == []
+
+
+def test_signal_ends_inject_run_command(tmp_path: Path) -> None:
+    """`latscope inject run --np 2 -- PROGRAM`: the user's program under mpiexec is a job too."""
+    table = tmp_path / "ln.tbl"
+    cp = subprocess.run([LATSCOPE, "tables", "make", "lognormal", "--mean", "10us", "--sd", "5us", "-o", str(table)],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    ring = Path(__file__).resolve().parents[2] / "build" / "bin" / "example-ring"
+    env = dict(os.environ, LATSCOPE_STATE_DIR=str(tmp_path / "state"))
+    proc = subprocess.Popen([LATSCOPE, "inject", "run", "--table", str(table), "--seed", "1", "--np", "2", "--",
+                             str(ring), "--rounds", "1000000"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        t_end = time.monotonic() + 60
+        rec = None
+        while time.monotonic() < t_end and rec is None:
+            for f in (tmp_path / "state").glob("*.json"):
+                try:
+                    r = json.loads(f.read_text())
+                except (OSError, ValueError):
+                    continue
+                if sum(_comm(p[0]) == "example-ring" for p in r["procs"]) == 2 and r["segments"]:
+                    rec = r
+            time.sleep(0.1)
+        assert rec is not None
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "latscope: stopped by SIGINT; the command and its ranks were ended", err
+    assert "BAD TERMINATION" not in out + err
+    assert _survivors(rec) == [] and _segments_left(rec) == []

@@ -238,6 +238,18 @@ def _terminate(targets: set[procs.Proc], hurry: threading.Event, find_more: Call
         time.sleep(0.05)
 
 
+def end_tree(pid: int, grace: bool = True) -> None:
+    """End a process and everything below it (a job started with Popen elsewhere): SIGTERM, then
+    SIGKILL after GRACE_S (at once without grace). A killpg does not do: hydra's proxy and ranks
+    each call setsid."""
+    tree = {p for p in procs.descendants({pid}) if p.pid != os.getpid()}
+    hurry = threading.Event()
+    if not grace:
+        hurry.set()
+    _terminate(tree, hurry, lambda: {p for p in procs.descendants({q.pid for q in tree if procs.alive(q)})
+                                     if p.pid != os.getpid()})
+
+
 def run_job(cmd: Sequence[str], env: dict[str, str] | None = None, timeout: float | None = None,
             capture: bool = False, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run cmd as a job latscope owns. capture: stdout and stderr collected (text), as
