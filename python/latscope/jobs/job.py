@@ -177,6 +177,7 @@ class _Monitor(threading.Thread):
         self.lock = threading.RLock()
         self.done = threading.Event()
         self.t0 = time.monotonic()
+        self.last_maps = -1e9
 
     def sample(self) -> None:
         with self.lock:
@@ -187,8 +188,13 @@ class _Monitor(threading.Thread):
             changed = not tree <= self.rec.procs
             self.rec.procs |= tree
             segs: set[str] = set()
-            for p in tree:
-                segs |= {s for s in procs.shm_held_by(p.pid) if shm.is_mpi_segment(s)}
+            # the maps of an MPI rank are long: read them at every sample while segments appear (in
+            # MPI_Init), then every few seconds, for what a later communicator adds
+            age = time.monotonic() - self.t0
+            if age < 10 or not self.rec.segments or age - self.last_maps >= 5:
+                self.last_maps = age
+                for p in tree:
+                    segs |= {s for s in procs.shm_held_by(p.pid) if shm.is_mpi_segment(s)}
             if not segs <= self.rec.segments:
                 self.rec.segments |= segs
                 changed = True

@@ -42,10 +42,52 @@ def pids() -> list[int]:
     return [int(d.name) for d in PROC.iterdir() if d.name.isdigit()]
 
 
+def _children(pid: int) -> list[int] | None:
+    """The children of a process from /proc/PID/task/TID/children (None where the kernel lacks the
+    file): reading a job's few processes costs far less than reading every process's stat (13 ms
+    a scan on this loaded 2-core machine, a share of the cores the ranks measure on)."""
+    out: list[int] = []
+    try:
+        tasks = list((PROC / str(pid) / "task").iterdir())
+    except OSError:
+        return []
+    for t in tasks:
+        try:
+            out += [int(x) for x in (t / "children").read_text().split()]
+        except FileNotFoundError:
+            if not (PROC / str(pid)).exists():
+                return []
+            return None
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def descendants(roots: set[int]) -> set[Proc]:
     """Every live process below the given pids (children, grandchildren, ...), roots included.
     MPICH's hydra proxy and its ranks each call setsid, so neither a process group nor a session
     holds a job: its tree does."""
+    found: set[Proc] = set()
+    stack = list(roots)
+    seen: set[int] = set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        s = _stat(pid)
+        if s is None or s[0] in ("Z", "X"):
+            continue
+        found.add(Proc(pid, s[2]))
+        kids = _children(pid)
+        if kids is None:
+            return _descendants_by_scan(roots)
+        stack += kids
+    return found
+
+
+def _descendants_by_scan(roots: set[int]) -> set[Proc]:
+    """descendants() from every process's parent, where /proc has no children files."""
     children: dict[int, list[Proc]] = {}
     found: set[Proc] = set()
     for pid in pids():
