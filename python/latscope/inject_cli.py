@@ -44,7 +44,8 @@ def _settings(args: argparse.Namespace, log_prefix: Path | None) -> InjectSettin
         if v is not None and (not v.strip() or any(c.isspace() for c in v)):
             raise InjectError(f"{flag} {v!r}: a comma-separated list without spaces, e.g. "
                               + ("p2p,coll,-barrier" if flag == "--calls" else "0,3-5"))
-    _check_selection(args.calls, args.ranks, getattr(args, "np", None) or getattr(args, "launcher_ranks", None))
+    if not args.lenient:   # --lenient: a bad value warns in the ranks, which then run uninjected
+        _check_selection(args.calls, args.ranks, getattr(args, "np", None))
     return InjectSettings(Path(args.table), args.seed, args.calls, args.ranks, log_prefix, not args.lenient, args.coll)
 
 
