@@ -169,6 +169,16 @@ void on_point(void *ud, const lts_point_t *pt) {
     emit_ctx_t *e = ud;
     if (lts_results_write_point(e->out, pt, e->info, e->raw)) e->io_error = 1;
     e->done++;
+    if (e->done == 1) {
+        /* the campaign's size, for latscope's line when it ends the job early ("after 12 of 23
+         * points"); latscope names the file (python/latscope/run.py, run_program) */
+        const char *pf = getenv("LATSCOPE_POINTS_PLANNED_FILE");
+        FILE *f = pf && *pf ? fopen(pf, "w") : NULL;
+        if (f) {
+            fprintf(f, "%zu\n", e->total);
+            fclose(f);
+        }
+    }
     if (e->progress) {
         lts_summary_t s;
         lts_summarize(pt->m->samples, pt->m->n, e->info->policy->confidence, e->info->policy->rule, &s);

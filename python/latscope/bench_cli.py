@@ -44,6 +44,8 @@ def main(args: argparse.Namespace) -> int:
     if args.launches is not None:
         from latscope import launches
         n = launches.parse_launches(args.launches)
-        return launches.run_launches(n, args.kind, extra, np_, args.launcher, args.hostfile, args.timeout)
-    cp = run_program("latscope-bench", [args.kind] + extra, np_, args.launcher, args.hostfile, args.timeout)
+        return launches.run_launches(n, args.kind, extra, np_, args.launcher, args.hostfile, args.timeout,
+                                     oversubscribe=args.oversubscribe)
+    cp = run_program("latscope-bench", [args.kind] + extra, np_, args.launcher, args.hostfile, args.timeout,
+                     oversubscribe=args.oversubscribe)
     return cp.returncode

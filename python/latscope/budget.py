@@ -208,6 +208,9 @@ def _run_launch(cls: str, names: list[str], size: int, out: Path, bench_args: li
 
 
 def _killpg(proc: subprocess.Popen[str]) -> None:
+    # the whole tree first: hydra's proxy and ranks each call setsid, out of the launcher's group
+    from latscope.jobs.job import end_tree
+    end_tree(proc.pid)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)

@@ -33,7 +33,8 @@ def p2p_steps(quick: bool) -> list[Step]:
 
 
 def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile: str | None = None,
-        quick: bool = False, timer: str = "monotonic") -> int:
+        quick: bool = False, timer: str = "monotonic", timeout: float | None = None,
+        oversubscribe: bool = False) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if np_ is None and launcher is None:
         np_ = max(2, min(cores(), 4))
@@ -44,7 +45,7 @@ def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile
         n = st.np if (st.np and not launcher) else np_
         print(f"== [{k}/{len(plan)}] {st.name} on {n or 'launcher'} ranks -> {path}", file=sys.stderr, flush=True)
         cp = run_program("latscope-bench", st.args[:1] + ["--timer", timer, "-o", str(path)] + st.args[1:], n, launcher,
-                         hostfile)
+                         hostfile, timeout, oversubscribe=oversubscribe)
         if cp.returncode != 0:
             print(f"latscope: {st.name} failed with exit status {cp.returncode}", file=sys.stderr)
             return cp.returncode

@@ -20,6 +20,7 @@ def add_parser(subparsers: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from latscope import characterize
+    from latscope.outputs import writable_dir
     if args.np is not None and args.np < 1:
         print(f"latscope: error: --np {args.np}: must be a positive number of ranks", file=sys.stderr)
         return 2
@@ -31,5 +32,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"latscope: error: --timer {args.timer!r}: unknown timer; valid: {', '.join(timers)}", file=sys.stderr)
         return 2
     # LATSCOPE_QUICK=1 (smoke tests, the docs test) means --quick; latscope-bench caps each point too
+    writable_dir(args.out, "--out")
     quick = args.quick or os.environ.get("LATSCOPE_QUICK") == "1"
-    return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer)
+    return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer,
+                            timeout=args.timeout, oversubscribe=args.oversubscribe)

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+from types import FrameType
 from typing import Any
 
 from latscope import commands
+from latscope.jobs import status
+from latscope.jobs.job import JobStopped, stopped_by
 from latscope.run import LaunchError
 
 EXIT_USAGE = 2
@@ -29,7 +33,8 @@ class _Version(argparse.Action):
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command: one per command module (latscope/commands.py: every
     latscope/*_cli.py; a new command is a new module, this file is not edited)."""
-    ap = argparse.ArgumentParser(prog="latscope", description="MPI latency: measure, decompose, model, perturb.")
+    ap = argparse.ArgumentParser(prog="latscope", description="MPI latency: measure, decompose, model, perturb.",
+                                 epilog=status.epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action=_Version)
     sub = ap.add_subparsers(dest="cmd", required=True)
     ap.set_defaults(_commands=commands.add_all(sub))
@@ -101,13 +106,39 @@ def _fail(msg: str) -> int:
     return EXIT_USAGE
 
 
+class _Stop(BaseException):
+    """SIGTERM or SIGHUP outside a job: unwinds, so temporary files and directories go."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    raise _Stop(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The command; an unexpected exception is one line and exit 1 (LATSCOPE_DEBUG=1: the traceback)."""
+    """The command; an unexpected exception is one line and exit 1 (LATSCOPE_DEBUG=1: the traceback).
+    A signal while a job runs ends the job (latscope/jobs/job.py) and is one line, exit 128+N."""
+    old: dict[int, Any] = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            old[sig] = signal.signal(sig, _on_signal)
+    except ValueError:   # not the main thread: the defaults stay
+        pass
     try:
         return _main(argv)
+    except JobStopped as e:
+        print(e.line(), file=sys.stderr)
+        return e.status
+    except _Stop as e:
+        stop = stopped_by(e.signum)
+        print(stop.line(), file=sys.stderr)
+        return stop.status
     except KeyboardInterrupt:
-        print("latscope: interrupted", file=sys.stderr)
-        return 130
+        print("latscope: stopped by SIGINT", file=sys.stderr)
+        return status.SIGNAL_BASE + signal.SIGINT
     except BrokenPipeError:
         # the reader went away (`latscope ... | head`): nothing left to say, and nowhere to say it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -121,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"latscope: internal error: {type(e).__name__}{': ' + what if what else ''} "
               f"(run with LATSCOPE_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1
+    finally:
+        for signum, h in old.items():
+            signal.signal(signum, h)
 
 
 def _main(argv: list[str] | None = None) -> int:

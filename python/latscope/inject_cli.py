@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +23,8 @@ from latscope.inject import (MAX_NOISE_SHARE, InjectError, check_seed, check_tab
 # latscope.inject: explicitly re-exported
 from latscope.inject import ENV_KEYS as ENV_KEYS, InjectSettings as InjectSettings, rel_error_text
 from latscope.inject import library_path as library_path, read_logs as read_logs
-from latscope.run import LaunchError, launch, mpi_flavor, mpiexec_path, user_command
+from latscope.jobs.job import JobStopped, run_job
+from latscope.run import LaunchError, launch, mpi_flavor, mpiexec_path, timeout_seconds, user_command
 from latscope.units import fmt_time, parse_duration
 
 EXIT_USAGE = 2
@@ -44,7 +44,34 @@ def _settings(args: argparse.Namespace, log_prefix: Path | None) -> InjectSettin
         if v is not None and (not v.strip() or any(c.isspace() for c in v)):
             raise InjectError(f"{flag} {v!r}: a comma-separated list without spaces, e.g. "
                               + ("p2p,coll,-barrier" if flag == "--calls" else "0,3-5"))
+    if not args.lenient:   # --lenient: a bad value warns in the ranks, which then run uninjected
+        _check_selection(args.calls, args.ranks, getattr(args, "np", None))
     return InjectSettings(Path(args.table), args.seed, args.calls, args.ranks, log_prefix, not args.lenient, args.coll)
+
+
+def _check_selection(calls: str | None, ranks: str | None, np_: int | None) -> None:
+    """--calls and --ranks judged here, by the injector's own parsers (liblatscope_inject.so, through
+    ctypes), before any rank starts: a bad value is one line and exit 2, not an MPI_Abort in every
+    rank. --ranks is checked against the job size where latscope knows it."""
+    if calls is None and ranks is None:
+        return
+    import ctypes
+    try:
+        lib = ctypes.CDLL(str(library_path()), mode=ctypes.RTLD_LOCAL)
+    except OSError:
+        return   # the ranks will judge them (strict mode aborts)
+    err = ctypes.create_string_buffer(1600)
+    if calls is not None:
+        enabled = ctypes.create_string_buffer(4096)
+        if lib.lts_inject_calls_parse(calls.encode(), enabled, err, ctypes.c_size_t(len(err))) != 0:
+            msg = err.value.decode(errors="replace").replace("LATSCOPE_INJECT_CALLS: ", "")
+            raise InjectError(f"--calls {calls!r}: {msg}")
+    if ranks is not None:
+        n = np_ if np_ else 1 << 20
+        sel = ctypes.create_string_buffer(n)
+        if lib.lts_inject_ranks_parse(ranks.encode(), ctypes.c_int(n), sel, err, ctypes.c_size_t(len(err))) != 0:
+            msg = err.value.decode(errors="replace").replace("LATSCOPE_INJECT_RANKS: ", "")
+            raise InjectError(f"--ranks {ranks!r}: {msg}")
 
 
 # ---------------------------------------------------------------- parser
@@ -80,7 +107,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                                 "(count, requested and achieved delay); a summary is printed")
     r.add_argument("--np", type=int, help="start COMMAND under mpiexec -n NP")
     r.add_argument("--launcher", help="your own launcher line for COMMAND, e.g. 'srun -N 4 -n 64'")
-    r.add_argument("--timeout", type=float, help="kill the command after this many seconds")
+    r.add_argument("--timeout", type=timeout_seconds, help="end the command after this many seconds (exit 124)")
     r.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
 
     v = sub.add_parser("validate", help="seed 004 §3.2: ping-pong with and without injection against the table",
@@ -135,13 +162,12 @@ def _run(args: argparse.Namespace) -> int:
             prefix = prefix[:1] + [a for k in ("LD_PRELOAD",) + ENV_KEYS for a in ("-x", k)] + prefix[1:]
     env = s.env(base)
     try:
-        cp = subprocess.run(prefix + cmd, env=env, timeout=args.timeout)
+        cp = run_job(prefix + cmd, env, args.timeout)
     except FileNotFoundError:
         raise InjectError(f"command {cmd[0]!r}: not found") from None
-    except subprocess.TimeoutExpired:
-        print(f"latscope inject: error: the command ran past --timeout {args.timeout:g} s and was killed",
-              file=sys.stderr)
-        return 124
+    except JobStopped as e:
+        e.detail = "; the command and its ranks were ended"
+        raise
     if log_prefix is not None:
         logs = read_logs(log_prefix)
         for r in logs:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,7 +35,8 @@ from scipy import stats
 
 from latscope import jsonio
 from latscope.results import Results, noisy
-from latscope.run import run_program
+from latscope.jobs.job import JobStopped
+from latscope.run import check_launch, run_program
 from latscope.units import fmt_size, fmt_time
 
 # A launch-to-launch difference this unlikely under "one true value" is reported: 1 %, so that a
@@ -80,13 +80,16 @@ def split_output(extra: list[str]) -> tuple[str, list[str]]:
 
 
 def run_launches(n: int, kind: str, extra: list[str], np_: int | None, launcher: str | None,
-                 hostfile: str | None, timeout: float | None) -> int:
+                 hostfile: str | None, timeout: float | None, oversubscribe: bool = False) -> int:
     """N launches of `latscope-bench KIND EXTRA`, one after the other, into one results file (the
     -o of EXTRA, or standard output): every record gains `launch` (0..N-1) and the metadata records
     `launches` (N). Then the across-launch table and any disagreement on standard error. Returns
-    the first failing launch's exit status (the launches before it stay in the file), else 0."""
+    the first failing launch's exit status (the launches before it stay in the file), else 0.
+    A signal or --timeout (JobStopped) keeps what the launches measured so far, the one in
+    flight included, and says so."""
     out, args = split_output(extra)
     rc = 0
+    check_launch(np_, launcher, hostfile, oversubscribe)
     if out != "-":
         try:
             open(out, "w").close()   # the user's file is judged before N launches are spent
@@ -94,48 +97,70 @@ def run_launches(n: int, kind: str, extra: list[str], np_: int | None, launcher:
             print(f"latscope: error: --output '{out}': cannot be written ({e.strerror}); give a writable path "
                   "or - for standard output", file=sys.stderr)
             return 2
-    try:
-        with tempfile.TemporaryDirectory(prefix="latscope-launches-") as td:
-            combined = Path(td) / "all.jsonl"
-            with open(combined, "w") as sink:
-                for k in range(n):
-                    part = Path(td) / f"launch{k}.jsonl"
-                    print(f"latscope: launch {k + 1} of {n}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="latscope-launches-") as td:
+        combined = Path(td) / "all.jsonl"
+        with open(combined, "w") as sink:
+            for k in range(n):
+                part = Path(td) / f"launch{k}.jsonl"
+                print(f"latscope: launch {k + 1} of {n}", file=sys.stderr)
+                try:
                     cp = run_program("latscope-bench", [kind] + args + ["-o", str(part)], np_, launcher, hostfile,
-                                     timeout, quiet=k > 0)
-                    if part.exists():
-                        for line in part.read_text().splitlines():
-                            if line.strip():
-                                rec = json.loads(line)
-                                rec["launch"] = k
-                                if rec.get("type") == "meta":
-                                    rec["launches"] = n
-                                sink.write(jsonio.dumps(rec) + "\n")
-                    if cp.returncode != 0:
-                        print(f"latscope: launch {k + 1} of {n} failed (exit {cp.returncode}); the launches before "
-                              "it are kept", file=sys.stderr)
-                        rc = cp.returncode
-                        break
-            text = combined.read_text()
-            if out == "-":
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            elif text:
-                Path(out).write_text(text)
-            else:
-                Path(out).unlink(missing_ok=True)   # nothing measured: no empty "results" file
-            if rc or not text:
-                return rc
-            from latscope.results import load
-            table = launch_table(load(combined))
-    except subprocess.TimeoutExpired:
-        print(f"latscope: error: a launch ran past --timeout {timeout} s", file=sys.stderr)
-        return 3
+                                     timeout, quiet=k > 0, oversubscribe=oversubscribe)
+                except JobStopped as e:
+                    _append(part, k, n, sink)
+                    sink.close()
+                    done = _keep(combined, out)
+                    where = "standard output" if out == "-" else out
+                    sep = e.sep if e.sep.startswith(",") else "," + e.sep
+                    e.detail = (f" in launch {k + 1} of {n}{sep} {done} point{'s' if done != 1 else ''}"
+                                + (f"; results kept in {where}" if done else "; nothing measured"))
+                    raise
+                _append(part, k, n, sink)
+                if cp.returncode != 0:
+                    print(f"latscope: launch {k + 1} of {n} failed (exit {cp.returncode}); the launches before "
+                          "it are kept", file=sys.stderr)
+                    rc = cp.returncode
+                    break
+        _keep(combined, out)
+        text = combined.read_text()
+        if rc or not text:
+            return rc
+        from latscope.results import load
+        table = launch_table(load(combined))
     if not table.empty:
         print_launch_table(table, sys.stderr)
     for w in disagreement_warnings(table):
         print(f"latscope: warning: {w}", file=sys.stderr)
     return 0
+
+
+def _append(part: Path, k: int, n: int, sink: IO[str]) -> None:
+    """Launch k's records, each marked with its launch, onto the combined file."""
+    if not part.exists():
+        return
+    for line in part.read_text().splitlines():
+        if line.strip():
+            try:
+                rec = json.loads(line)
+            except ValueError:   # the last line of a launch ended mid-write
+                continue
+            rec["launch"] = k
+            if rec.get("type") == "meta":
+                rec["launches"] = n
+            sink.write(jsonio.dumps(rec) + "\n")
+
+
+def _keep(combined: Path, out: str) -> int:
+    """The combined records to the user's file (or standard output); returns the points kept."""
+    text = combined.read_text()
+    if out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    elif text:
+        Path(out).write_text(text)
+    else:
+        Path(out).unlink(missing_ok=True)   # nothing measured: no empty "results" file
+    return sum(1 for ln in text.splitlines() if '"type": "point"' in ln or '"type":"point"' in ln)
 
 
 def _estimate_and_se(r: pd.Series) -> tuple[float, float] | None:

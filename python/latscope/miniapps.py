@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from latscope.jobs.job import run_job
 from latscope.run import LaunchError, build_dir, launch, program
 
 EXIT_USAGE = 2
@@ -84,5 +85,4 @@ def run(app: MiniApp, args: list[str], np_: int, timeout: float | None = None,
     ln = launch(np_)
     for w in ln.warnings:
         print(f"latscope: warning: {w}", file=sys.stderr)
-    return subprocess.run(ln.prefix + [str(program(app.program))] + args, env=ln.env, timeout=timeout, text=True,
-                          capture_output=capture)
+    return run_job(ln.prefix + [str(program(app.program))] + args, ln.env, timeout, capture=capture)

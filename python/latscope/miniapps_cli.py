@@ -5,12 +5,12 @@ exit status through: 0 verification passed, 1 failed, 2 bad arguments or np (124
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from typing import Any
 
 from latscope import miniapps
-from latscope.run import LaunchError
+from latscope.jobs.job import JobStopped
+from latscope.run import LaunchError, timeout_seconds
 
 PROG = "latscope apps"
 EXIT_TIMEOUT = 124   # as timeout(1): not a verdict of the app
@@ -27,7 +27,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--class", dest="cls", help="problem class (default: the app's first; `latscope apps list`)")
     r.add_argument("--iters", type=int, help="main-loop iterations instead of the class's")
     r.add_argument("--json", action="store_true", help="the result as one JSON object")
-    r.add_argument("--timeout", type=float, help="kill the run after this many seconds")
+    r.add_argument("--timeout", type=timeout_seconds, help="end the run after this many seconds (exit 124)")
     return p
 
 
@@ -59,9 +59,9 @@ def _run(args: argparse.Namespace) -> int:
         argv.append("--json")
     try:
         cp = miniapps.run(app, argv, args.np, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        print(f"{PROG} run: {app.program} did not finish within --timeout {args.timeout:g} s", file=sys.stderr)
-        return EXIT_TIMEOUT
+    except JobStopped as e:
+        e.detail = f"; {app.program} and its ranks were ended"
+        raise
     return cp.returncode
 
 

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from latscope.outputs import read_text, writable
+
 
 def add_parser(subparsers: Any) -> None:
     rp = subparsers.add_parser("report", help="build report.html from results files",
@@ -20,7 +22,7 @@ def add_parser(subparsers: Any) -> None:
 def _params(path: str) -> dict[str, Any]:
     """The --params file as a dict; what is not one JSON object is one line naming the file."""
     try:
-        params = json.loads(Path(path).read_text())
+        params = json.loads(read_text(path, "--params", "a JSON parameters file (latscope fit hockney --json)"))
     except json.JSONDecodeError as e:
         raise ValueError(f"--params {path}: not a JSON parameters file ({e.msg} at line {e.lineno}); "
                          "give the file latscope fit hockney --json writes") from None
@@ -43,6 +45,7 @@ def main(args: argparse.Namespace) -> int:
     from latscope import report
     from latscope.results import load
     params = _params(args.params) if args.params else {}
+    writable(args.out, "-o")
     # `latscope report results/demo/*.jsonl` takes characterize's budget.jsonl too: the budget
     # section draws it from beside the results (docs/budget.md), so it is passed over, not an error
     budgets = [f for f in args.files if _is_budget(f)]

@@ -37,6 +37,7 @@ def add_parser(rsub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from latscope.export import export_frame, write_csv, write_parquet
+    from latscope.outputs import writable
     from latscope.results import load
 
     if args.format == "parquet" and importlib.util.find_spec("pyarrow") is None:
@@ -49,6 +50,7 @@ def main(args: argparse.Namespace) -> int:
     if out.resolve() == src.resolve():
         print(f"latscope results export: error: -o {out}: that is the input file; name another", file=sys.stderr)
         return EXIT_USAGE
+    writable(out, "-o")
     df = export_frame(res)
     if args.format == "csv":
         write_csv(df, out)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from latscope.jobs.job import JobStopped, run_job
 
 REPO = Path(__file__).resolve().parents[2]
 # Where `pip install .` puts the C parts (pyproject.toml: wheel.install-dir), in the build tree's
@@ -28,7 +33,26 @@ def add_launcher_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--np", type=int, default=None, help="ranks on this machine (default: 2)")
     g.add_argument("--launcher", help="your own launcher line, e.g. 'srun -N 4 -n 64' (replaces mpiexec -n)")
     g.add_argument("--hostfile", help="hostfile for mpiexec")
-    g.add_argument("--timeout", type=float, default=None, help="kill the run after this many seconds")
+    g.add_argument("--timeout", type=timeout_seconds, default=None,
+                   help="end the whole job after this many seconds (exit status 124; finished points kept)")
+    g.add_argument("--oversubscribe", action="store_true",
+                   help=f"allow --np beyond {OVERSUBSCRIBE_FACTOR} x the cores here (refused otherwise)")
+
+
+# More ranks than this many per core is a mistake rather than a measurement: each waits a
+# scheduler slice per message (README.md, "Running on small machines"); --oversubscribe allows it.
+OVERSUBSCRIBE_FACTOR = 4
+
+
+def timeout_seconds(text: str) -> float:
+    """--timeout S: a positive, finite number of seconds (argparse type: a bad value is one line, exit 2)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"'{text}': must be a positive number of seconds, e.g. 20")
+    return v
 
 
 def build_dir() -> Path:
@@ -72,7 +96,29 @@ def user_command(command: list[str], usage: str, np_: int | None) -> list[str]:
         raise ValueError(f"no command: {usage}")
     if np_ is not None and np_ < 1:
         raise ValueError(f"--np {np_}: must be a positive number of ranks")
+    # judged here, where the user stands: under mpiexec a missing program is an execvp error per rank
+    exe = cmd[0]
+    found = exe if os.sep in exe else shutil.which(exe)
+    if found is None or not os.path.isfile(found):
+        where = f" (from {os.getcwd()})" if os.sep in exe and not os.path.isabs(exe) else " (not on PATH)" \
+            if os.sep not in exe else ""
+        raise ValueError(f"command {exe!r}: no such program{where}")
+    if not os.access(found, os.X_OK):
+        raise ValueError(f"command {exe!r}: not executable")
     return cmd
+
+
+def exec_latscope_bench() -> None:
+    """The `latscope-bench` console script: the built program, found as every latscope command
+    finds it (build_dir: LATSCOPE_BUILD_DIR, the installed package, the checkout's build/), run
+    in this process's place, so `mpiexec -n 2 latscope-bench ...` works from any directory and the
+    ranks are the C program itself."""
+    try:
+        exe = program("latscope-bench")
+    except LaunchError as e:
+        print(f"latscope-bench: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    os.execv(str(exe), [str(exe), *sys.argv[1:]])
 
 
 def mpiexec_path() -> str:
@@ -119,8 +165,54 @@ class Launch:
     warnings: list[str] = field(default_factory=list)
 
 
+_COUNT_OPTS = ("-n", "-np", "--np", "--n", "-c", "--ntasks")
+
+
+def launcher_ranks(words: list[str]) -> int | None:
+    """The rank count a launcher line sets (-n 4, -np 4, -n4, --ntasks=4, -c 4), None if none."""
+    for i, w in enumerate(words):
+        m = re.fullmatch(r"(-n|-np|--np|--n|-c|--ntasks)=?(\d+)", w)
+        if m:
+            return int(m.group(2))
+        if w in _COUNT_OPTS and i + 1 < len(words) and words[i + 1].isdigit():
+            return int(words[i + 1])
+    return None
+
+
+def check_launch(np_: int | None, launcher: str | None = None, hostfile: str | None = None,
+                 oversubscribe: bool = False) -> None:
+    """Misuse refused before anything starts (ValueError naming the value and what is allowed):
+    --np beyond OVERSUBSCRIBE_FACTOR x the cores without --oversubscribe, an --np that the
+    launcher line contradicts, a hostfile that cannot be read."""
+    if launcher is not None:
+        try:
+            words = shlex.split(launcher)
+        except ValueError as e:
+            raise ValueError(f"--launcher {launcher!r}: {e}") from None
+        if not words:
+            raise ValueError("--launcher '': give a launcher line, e.g. 'srun -n 4'")
+        n = launcher_ranks(words)
+        if np_ is not None and n is not None and n != np_:
+            raise ValueError(f"--np {np_} and --launcher {launcher!r} (which starts {n} ranks) disagree: "
+                             "give one of them, or the same count")
+        return
+    if np_ is None or np_ < 1:
+        raise ValueError(f"--np {np_}: must be a positive number of ranks")
+    if hostfile is not None:
+        try:
+            with open(hostfile):
+                pass
+        except OSError as e:
+            raise ValueError(f"--hostfile {hostfile!r}: cannot be read ({e.strerror}); give a readable "
+                             "file of host names") from None
+    if (hostfile is None and np_ > OVERSUBSCRIBE_FACTOR * cores() and not oversubscribe
+            and os.environ.get("LATSCOPE_OVERSUBSCRIBE") != "1"):
+        raise ValueError(f"--np {np_}: more than {OVERSUBSCRIBE_FACTOR} x the {cores()} cores here "
+                         f"(at most {OVERSUBSCRIBE_FACTOR * cores()}); add --oversubscribe to run it anyway")
+
+
 def launch(np_: int | None, launcher: str | None = None, hostfile: str | None = None,
-           pin: bool = False) -> Launch:
+           pin: bool = False, oversubscribe: bool = False) -> Launch:
     """Build the launch line. A user launcher line is used as given (its own -n); otherwise
     mpiexec -n np with settings that keep the MPI on shared memory and, when more ranks than
     cores, make waiting ranks yield (oversubscription with busy polling is pathological:
@@ -130,10 +222,10 @@ def launch(np_: int | None, launcher: str | None = None, hostfile: str | None = 
     half round trip, seen beside a CPU-bound process)."""
     env = dict(os.environ)
     warnings: list[str] = []
+    check_launch(np_, launcher or None, hostfile, oversubscribe)
     if launcher:
         return Launch(shlex.split(launcher), env, warnings)
-    if np_ is None or np_ < 1:
-        raise ValueError(f"--np {np_}: must be a positive number of ranks")
+    assert np_ is not None
     mpiexec = mpiexec_path()
     flavor = mpi_flavor(mpiexec)
     prefix = [mpiexec]
@@ -195,15 +287,66 @@ def skip_pid_wrap(margin: int) -> None:
         last = now
 
 
+def output_of(args: list[str]) -> str | None:
+    """The -o/--output value of latscope-bench arguments, None without one."""
+    out = None
+    for i, a in enumerate(args):
+        if a in ("-o", "--output") and i + 1 < len(args):
+            out = args[i + 1]
+        elif a.startswith("--output="):
+            out = a.split("=", 1)[1]
+        elif a.startswith("-o") and len(a) > 2 and not a.startswith("--"):
+            out = a[2:]
+    return out
+
+
+def count_points(path: str | None) -> int | None:
+    """The point records in a results file, None where it cannot be read."""
+    if path is None or path == "-":
+        return None
+    try:
+        with open(path, "rb") as f:
+            return sum(1 for ln in f if b'"type": "point"' in ln or b'"type":"point"' in ln)
+    except OSError:
+        return None
+
+
+def stopped_detail(output: str | None, planned_file: str | None, sep: str = " after") -> str:
+    """' after 12 of 23 points; results kept in pp.jsonl' (sep: the words before the count), or
+    what of it is known."""
+    done = count_points(output)
+    planned = None
+    if planned_file:
+        try:
+            planned = int(Path(planned_file).read_text().strip())
+        except (OSError, ValueError):
+            planned = None
+    if done is None:
+        return "; the whole job was ended" + ("; results went to standard output" if output == "-" else "")
+    of = f" of {planned}" if planned else ""
+    kept = f"; results kept in {output}" if done else f"; no point finished ({output} is empty)"
+    return f"{sep} {done}{of} point{'s' if (planned or done) != 1 else ''}{kept}"
+
+
 def run_program(name: str, args: list[str], np_: int | None, launcher: str | None = None,
                 hostfile: str | None = None, timeout: float | None = None, quiet: bool = False,
-                capture: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run a latscope program under the launcher; stderr passes through (progress)."""
-    ln = launch(np_, launcher, hostfile)
+                capture: bool = False, oversubscribe: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run a latscope program under the launcher as a job latscope owns (jobs/job.py); stderr
+    passes through (progress), MPI's termination banners summarised. On a signal or --timeout
+    it raises JobStopped, whose line says how many points finished and where they are."""
+    ln = launch(np_, launcher, hostfile, oversubscribe=oversubscribe)
     if not quiet:
         for w in ln.warnings:
             print(f"latscope: warning: {w}", file=sys.stderr)
     cmd = ln.prefix + [str(program(name))] + list(args)
-    return subprocess.run(cmd, env=ln.env, timeout=timeout, text=True,
-                          stdout=subprocess.PIPE if capture else None,
-                          stderr=subprocess.PIPE if capture else None)
+    env = dict(ln.env)
+    fd, planned = tempfile.mkstemp(prefix="latscope-planned-")
+    os.close(fd)
+    env["LATSCOPE_POINTS_PLANNED_FILE"] = planned
+    try:
+        return run_job(cmd, env, timeout, capture=capture)
+    except JobStopped as e:
+        e.detail = stopped_detail(output_of(list(args)), planned, e.sep)
+        raise
+    finally:
+        Path(planned).unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from latscope.models.errors import ModelError
+from latscope.outputs import check_text
 from latscope.models.params import (LogGPParams, LogPParams, ModelParams, ParamSet, PLogPParams, load_params,
                                     message_point)
 
@@ -159,6 +160,12 @@ def run(schedule: str | os.PathLike[str], params: "LogGOPS | ParamSet | ModelPar
     if _is_goal(schedule):
         if P is not None:
             raise SimError("P is for a generated schedule; a GOAL file gives num_ranks itself")
+        try:
+            check_text(schedule, "GOAL file", "a GOAL text schedule (docs/sim.md)")
+        except ValueError as e:
+            raise SimError(str(e)) from None
+        except OSError:
+            pass   # latscope-sim names a missing file itself
         cmd += ["--goal", str(schedule)]
     else:
         if P is None:

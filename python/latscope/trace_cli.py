@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from latscope.run import timeout_seconds
 
 EXIT_USAGE = 2
 PROG = "latscope trace"
@@ -33,7 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--goal", metavar="FILE", help="write the GOAL schedule here (default DIR/trace.goal)")
     r.add_argument("--no-goal", action="store_true", help="only record; convert later with latscope trace goal")
     r.add_argument("--np", type=int, help="start COMMAND under mpiexec -n NP")
-    r.add_argument("--timeout", type=float, help="kill the command after this many seconds")
+    r.add_argument("--timeout", type=timeout_seconds, help="end the command after this many seconds (exit 124)")
     r.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     g = sub.add_parser("goal", help="convert a trace directory to a GOAL schedule")
     g.add_argument("trace_dir", metavar="DIR", help="a directory written by latscope trace run")
@@ -72,6 +73,7 @@ def _convert(trace_dir: str, goal: str, min_gap_ns: int, more: list[str] | None 
 
 def _run(args: argparse.Namespace) -> int:
     from latscope.inject_cli import LAUNCHERS
+    from latscope.jobs.job import JobStopped, run_job
     from latscope.run import launch, mpi_flavor, mpiexec_path, user_command
     from latscope.trace import TraceError, library_path
     try:
@@ -107,12 +109,12 @@ def _run(args: argparse.Namespace) -> int:
     env["LD_PRELOAD"] = lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env["LATSCOPE_TRACE_DIR"] = str(d.resolve())
     try:
-        cp = subprocess.run(prefix + cmd, env=env, timeout=args.timeout)
+        cp = run_job(prefix + cmd, env, args.timeout)
     except FileNotFoundError:
         raise TraceError(f"command {cmd[0]!r}: not found") from None
-    except subprocess.TimeoutExpired:
-        print(f"{PROG}: error: the command ran past --timeout {args.timeout:g} s and was killed", file=sys.stderr)
-        return 124
+    except JobStopped as e:
+        e.detail = "; the command and its ranks were ended"
+        raise
     if cp.returncode != 0:
         print(f"{PROG}: the command exited with status {cp.returncode}; the trace is not converted", file=sys.stderr)
         return cp.returncode

@@ -87,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
             # captured unless --progress asks for live lines: on success the program's standard
             # error holds only its own text table, which ours (read back from the file) replaces
             cp = run_program("latscope-bench", bench + ["-o", results], np_, args.launcher, args.hostfile,
-                             args.timeout, capture=not args.progress)
+                             args.timeout, capture=not args.progress, oversubscribe=args.oversubscribe)
         except LaunchError as e:
             return _fail(str(e))
     # latscope-bench's own messages (bad input: exit 2, naming the value) pass through

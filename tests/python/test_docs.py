@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -146,14 +147,16 @@ def run_cluster(b: Block, tmp: Path) -> None:
     for cmd in commands(b.text):
         w = words_of(cmd)
         if w and w[0] in LAUNCHERS:   # the program is the first word that names one
-            k = next((i for i, x in enumerate(w) if i and ("/" in x or x == "latscope") and not x.startswith("-")
+            k = next((i for i, x in enumerate(w) if i and ("/" in x or x in ("latscope", "latscope-bench"))
+                      and not x.startswith("-")
                       and "=" not in x), None)
             assert k is not None, f"{b}: no program in `{cmd}`"
             w = w[k:]
         if w[0] == "latscope":
             parse_latscope(b, w[1:], tmp)
         else:
-            prog = (tmp / w[0]) if not os.path.isabs(w[0]) else Path(w[0])
+            on_path = shutil.which(w[0], path=doc_env(tmp)["PATH"]) if "/" not in w[0] else None
+            prog = Path(on_path) if on_path else (tmp / w[0]) if not os.path.isabs(w[0]) else Path(w[0])
             assert prog.exists(), f"{b}: {w[0]}: no such program"
             help_check(b, [str(prog), *w[1:]], tmp)
 

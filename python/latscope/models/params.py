@@ -439,6 +439,9 @@ def load_params(path: str | Path) -> ParamSet:
     """Read a params file; I/O problems are reported as :class:`ModelError` too."""
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ModelError(f"params file {str(path)!r}: a binary file, not a JSON parameters file "
+                         "(latscope.params/1: latscope fit ... --json writes one)") from None
     except OSError as e:
         raise ModelError(f"params file {str(path)!r}: cannot read ({e.strerror})") from None
     try:

@@ -63,11 +63,9 @@ def parse_line(out: str) -> dict[str, str] | None:
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
-    """The whole process group: mpiexec and every rank it started."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    """mpiexec and every process below it (its proxy and ranks each call setsid: not one group)."""
+    from latscope.jobs.job import end_tree
+    end_tree(proc.pid, grace=False)
     proc.wait()
 
 
