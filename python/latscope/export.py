@@ -20,10 +20,19 @@ LAUNCHES_KEY = b"latscope.launches"
 
 def export_frame(res: Results) -> pd.DataFrame:
     """The table that is exported: the points frame without ``pair`` (a tuple copy of ``group``),
-    with ``samples_s`` where the file has raw samples."""
+    with ``quick`` (the run was a smoke test: rep_policy.quick) and ``samples_s`` where the file has
+    raw samples."""
     import pandas as pd
 
+    from latscope.text import quick_run
+
     df = res.points.drop(columns=["pair"], errors="ignore").reset_index(drop=True)
+    # a smoke-test file stays one once exported: every row says whether its launch was quick
+    if res.launches and "launch" in df:
+        df["quick"] = [quick_run(res.launches[int(k)] if not pd.isna(k) and 0 <= int(k) < len(res.launches)
+                                 else res.meta) for k in df["launch"]]
+    else:
+        df["quick"] = quick_run(res.meta)
     if res.raw:
         df["samples_s"] = pd.Series([res.raw.get(i) for i in range(len(df))], index=df.index, dtype=object)
     return df
