@@ -29,6 +29,17 @@ _CITE = re.compile(r"\bseed (\d{3})\b")
 _US = re.compile(r"(\d) us\b")
 
 
+def name_citations(text: str, cited: set[str]) -> str:
+    """Plain text (a heading) with every 'seed NNN' replaced by the paper's short name, no link."""
+    def sub(m: re.Match[str]) -> str:
+        n = m.group(1)
+        if n not in PAPERS:
+            return m.group(0)
+        cited.add(n)
+        return PAPERS[n][0]
+    return _CITE.sub(sub, text)
+
+
 def link_citations(body: str, cited: set[str]) -> str:
     """HTML with every 'seed NNN' replaced by the paper's short name linked to #ref-NNN; the
     numbers seen are added to `cited`; '3.2 us' becomes '3.2 µs'. Only text outside tags is touched (never an image's data)."""

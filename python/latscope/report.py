@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from latscope.figures import frame, plt, png, table
-from latscope.references import link_citations, references_html
+from latscope.references import link_citations, name_citations, references_html
 from latscope.results import Results, noisy
 from latscope.text import QUICK_BANNER, fmt_median, fmt_value, mpi_version, quick_run
 from latscope.units import fmt_rate, fmt_size, fmt_time
@@ -330,7 +330,7 @@ def build(results: list[Results], out: Path, params: dict[str, Any] | None = Non
             body = (f"<p class='note'>This section could not be drawn from these files "
                     f"({html.escape(type(e).__name__)}: {html.escape(str(e))}).</p>")
         if body:
-            drawn.append((link_citations(html.escape(name), cited), link_citations(body, cited)))
+            drawn.append((html.escape(name_citations(name, cited)), link_citations(body, cited)))
     quick = any(quick_run(m) for r in results for m in [r.meta, *r.launches])
     head = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
@@ -338,12 +338,13 @@ def build(results: list[Results], out: Path, params: dict[str, Any] | None = Non
         head.append(f"<p class='banner' id='quick-banner'>{html.escape(QUICK_BANNER)}</p>")
     toc = "".join(f"<li><a href='#{_anchor(i)}'>{name}</a></li>" for i, (name, _) in enumerate(drawn, 1))
     if results:
-        head.append("<h2 id='summary'>Summary</h2>" + summary_html(inp))
+        head.append("<a id='summary'></a><h2>Summary</h2>" + summary_html(inp))
     head.append(f"<nav class='toc'><b>Contents</b><ol>{toc}"
                 + ("<li><a href='#references'>References</a></li>" if cited else "") + "</ol></nav>")
-    parts = head + [f"<h2 id='{_anchor(i)}'>{name}</h2>{body}" for i, (name, body) in enumerate(drawn, 1)]
+    # the anchor before the heading: a section's heading stays a plain <h2>NAME</h2>
+    parts = head + [f"<a id='{_anchor(i)}'></a><h2>{name}</h2>{body}" for i, (name, body) in enumerate(drawn, 1)]
     if cited:
-        parts.append("<h2 id='references'>References</h2>" + references_html(cited))
+        parts.append("<a id='references'></a><h2>References</h2>" + references_html(cited))
     parts.append("</body></html>")
     out.write_text("\n".join(parts))
     return out
