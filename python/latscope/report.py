@@ -46,12 +46,19 @@ def _hockney_fits(inp: ReportInput) -> list[dict[str, Any]]:
     return [f for f in inp.params.get("source", {}).get("fits", []) if f.get("alpha_s") is not None]
 
 
+def _split_valid(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(points to draw as latencies, points drawn apart): oversubscribed points (scheduling delays)
+    and medians <= 0 or missing (timer artefacts) go apart; points under load stay, flagged."""
+    over = df["oversubscribed"].fillna(False).astype(bool) if "oversubscribed" in df else False
+    bad = over | ~(pd.to_numeric(df["median_s"], errors="coerce") > 0)
+    return df[~bad], df[bad]
+
+
 def section_latency(inp: ReportInput) -> str | None:
     df = inp.points("p2p", "pingpong")
     if df.empty:
         return None
-    bad = noisy(df) | ~(pd.to_numeric(df["median_s"], errors="coerce") > 0)
-    valid, apart = df[~bad], df[bad]
+    valid, apart = _split_valid(df)
     fig, ax = plt.subplots(figsize=(7, 4))
     pair: Any
     for pair, g in valid.groupby("pair"):
@@ -67,7 +74,7 @@ def section_latency(inp: ReportInput) -> str | None:
     if not apart.empty:
         ax.plot(np.maximum(apart["size_bytes"].to_numpy(dtype=float), 0.5),
                 np.clip(apart["median_s"].to_numpy(dtype=float), 1e-9, None) * 1e6, "x", color="0.6",
-                label="under load / oversubscribed / invalid (not fitted)")
+                label="oversubscribed / invalid (drawn apart)")
     fits = _hockney_fits(inp)
     if fits and not valid.empty:
         xs = np.geomspace(max(1.0, float(valid["size_bytes"].min())), float(valid["size_bytes"].max()) or 1.0, 60)
@@ -79,11 +86,12 @@ def section_latency(inp: ReportInput) -> str | None:
     ax.set_yscale("log")
     frame(ax, "message size (bytes; 0 drawn at 0.5)", "one-way latency (µs)",
           "Ping-pong latency (RTT/2): median, CI band, p50–p99 band", grid="both", legend=7)
-    note = (f"<p>{len(valid)} points; dark band: {df['ci_level'].iloc[0]:.0%} CI of the {df['ci_of'].iloc[0]}, "
+    loaded = int(valid["under_load"].fillna(False).astype(bool).sum()) if "under_load" in valid else 0
+    note = (f"<p>{len(valid)} points{f' ({loaded} measured under load)' if loaded else ''}; dark band: {df['ci_level'].iloc[0]:.0%} CI of the {df['ci_of'].iloc[0]}, "
             "light band: median to p99 of the samples; dashed: the fitted model over the data.")
     if not apart.empty:
-        note += (f" {len(apart)} point(s) measured under load, oversubscribed or with an invalid median are "
-                 "drawn apart (grey ×) and are not part of any fit.")
+        note += (f" {len(apart)} point(s) measured oversubscribed or with an invalid median (≤ 0) are "
+                 "drawn apart (grey ×): they are operating-system scheduling delays or timer artefacts, not latencies.")
     return png(fig) + note + "</p>"
 
 
@@ -270,15 +278,18 @@ def summary_html(inp: ReportInput) -> str:
         rows.append(("files", f"{len(inp.results)} results file(s), {len(df)} points"))
     pp = inp.points("p2p", "pingpong")
     if not pp.empty:
-        ok = pp[~noisy(pp) & (pd.to_numeric(pp["median_s"], errors="coerce") > 0)]
+        ok, _ = _split_valid(pp)
+        clean = ok[~noisy(ok)]
+        tag = "" if not clean.empty else " (measured under load)"
+        ok = clean if not clean.empty else ok
         if not ok.empty:
             small = ok[ok["size_bytes"] == ok["size_bytes"].min()]
             rows.append((f"latency, {fmt_size(int(small['size_bytes'].iloc[0]))} (median of pairs)",
-                         fmt_value(float(small["median_s"].median()))))
+                         fmt_value(float(small["median_s"].median())) + tag))
             big = ok[ok["size_bytes"] == ok["size_bytes"].max()]
-            rows.append((f"latency, {fmt_size(int(big['size_bytes'].iloc[0]))}", fmt_value(float(big["median_s"].median()))))
+            rows.append((f"latency, {fmt_size(int(big['size_bytes'].iloc[0]))}", fmt_value(float(big["median_s"].median())) + tag))
         else:
-            rows.append(("latency", "n/a (every ping-pong point under load, oversubscribed or invalid)"))
+            rows.append(("latency", "n/a (every ping-pong point oversubscribed or invalid)"))
     bw = inp.points("p2p", "bandwidth")
     if not bw.empty and "bandwidth_bytes_per_s" in bw:
         rows.append(("peak bandwidth", fmt_rate(float(bw["bandwidth_bytes_per_s"].max()))))
@@ -338,7 +349,7 @@ def build(results: list[Results], out: Path, params: dict[str, Any] | None = Non
         head.append(f"<p class='banner' id='quick-banner'>{html.escape(QUICK_BANNER)}</p>")
     toc = "".join(f"<li><a href='#{_anchor(i)}'>{name}</a></li>" for i, (name, _) in enumerate(drawn, 1))
     if results:
-        head.append("<a id='summary'></a><h2>Summary</h2>" + summary_html(inp))
+        head.append("<a id='summary'></a><h2>Summary</h2>" + link_citations(summary_html(inp), cited))
     head.append(f"<nav class='toc'><b>Contents</b><ol>{toc}"
                 + ("<li><a href='#references'>References</a></li>" if cited else "") + "</ol></nav>")
     # the anchor before the heading: a section's heading stays a plain <h2>NAME</h2>
