@@ -1,0 +1,128 @@
+"""What the terminal shows: progress lines (aligned, auto-scaled, an ETA, never nan, a total that
+the run reaches), progress by default only on a terminal, and the summary's header (the MPI
+version normalised, QUICK RUN), n/a for undefined values, flagged invalid medians, --json and
+--percentiles; a quick run stays visible in the export."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import mpirun
+from latscope import cli
+from latscope.bench_cli import progress_args
+from latscope.export import export_frame
+from latscope.results import load
+from latscope.text import fmt_median, fmt_rel_err, mpi_version
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+EXE = Path(sys.executable).parent / "latscope"
+LINE = re.compile(r"^\[\s*(\d+)/(\d+)\] .* median +(-?[\d.]+|n/a) (ns|us|ms|s )")
+
+
+def test_text_helpers():
+    assert mpi_version("MPICH Version:      5.0.2") == "MPICH 5.0.2"
+    assert mpi_version("Open MPI v5.0.3, package:  Open MPI  x\n") == "Open MPI v5.0.3, package: Open MPI x"
+    assert mpi_version(None) == "n/a"
+    assert fmt_median(-2.17e-7) == "-217 ns (invalid: negative)"
+    assert fmt_median(float("nan")) == "n/a" and fmt_median(None) == "n/a"
+    assert fmt_median(0.0666129) == "66.6 ms"
+    assert fmt_rel_err(float("nan")) == "n/a" and fmt_rel_err(21.112).startswith(">±100%")
+    assert fmt_rel_err(0.025) == "±2.5%"
+
+
+def test_progress_lines(tmp_path):
+    """Aligned (the median's column is the same on every line), auto-scaled (1 MiB's round trip
+    is not written as thousands of us), n/a instead of nan, an ETA, and the total reached."""
+    cp = mpirun(2, ["p2p", "--op", "pingpong", "--sizes", "0,64K,1M", "--progress", "--min-reps", "20",
+                    "--max-reps", "20", "-o", str(tmp_path / "p.jsonl")])
+    assert cp.returncode == 0, cp.stderr
+    lines = [ln for ln in cp.stderr.splitlines() if ln.startswith("[")]
+    assert len(lines) == 3 and "nan" not in cp.stderr.lower()
+    assert len({ln.index(" median ") for ln in lines}) == 1 and len({ln.index(" n=") for ln in lines}) == 1
+    for ln in lines:
+        m = LINE.match(ln)
+        assert m, ln
+        assert m.group(3) == "n/a" or abs(float(m.group(3))) < 1000, ln   # auto-scaled
+    assert "ETA" in lines[0] and "done" in lines[-1] and lines[-1].startswith("[3/3]")
+
+
+def test_progress_total_with_timing_all(tmp_path, monkeypatch):
+    """--timing all measures a method only where it applies: the progress total says so (it
+    counted every method for every algorithm and ended short, e.g. at [70/75])."""
+    monkeypatch.setenv("LATSCOPE_QUICK", "1")
+    cp = mpirun(2, ["coll", "--op", "scatter", "--alg", "all", "--timing", "all", "--sizes", "8", "--progress",
+                    "-o", str(tmp_path / "s.jsonl")])
+    assert cp.returncode == 0, cp.stderr
+    counts = [LINE.match(ln) for ln in cp.stderr.splitlines() if ln.startswith("[")]
+    assert counts and all(counts)
+    done, total = int(counts[-1].group(1)), int(counts[-1].group(2))
+    assert done == total == len(load(tmp_path / "s.jsonl").points)
+
+
+def test_progress_default_tty_only(tmp_path):
+    assert progress_args(["--sizes", "8"], tty=True) == ["--sizes", "8", "--progress"]
+    assert progress_args(["--sizes", "8"], tty=False) == ["--sizes", "8"]
+    assert progress_args(["--progress"], tty=False) == ["--progress"]
+    assert progress_args(["--progress", "--no-progress"], tty=True) == []
+    # piped: quiet
+    cp = subprocess.run([str(EXE), "bench", "p2p", "--np", "2", "--sizes", "8", "--min-reps", "20", "--max-reps", "20",
+                         "-o", str(tmp_path / "q.jsonl")], capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0 and " median " not in cp.stderr, cp.stderr
+
+
+def _negative_copy(tmp_path: Path) -> Path:
+    lines = (GOLDEN / "results_p2p_v3.jsonl").read_text().splitlines()
+    recs = [json.loads(ln) for ln in lines]
+    recs[1]["median_s"] = -2.17e-7
+    recs[2]["rel_err"] = None
+    recs[0]["rep_policy"]["quick"] = True
+    p = tmp_path / "neg.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    return p
+
+
+def test_summary_flags_and_header(tmp_path, capsys):
+    assert cli.main(["results", "summary", str(GOLDEN / "results_p2p_v3.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("MPICH 5.0.2") and "QUICK" not in out
+    p = _negative_copy(tmp_path)
+    assert cli.main(["results", "summary", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "QUICK RUN" in out.splitlines()[0]
+    assert "-217 ns (invalid: negative)" in out and "nan" not in out and "n/a" in out
+    assert cli.main(["results", "summary", str(p), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["quick"] is True and doc["mpi"] == "MPICH 5.0.2"
+    assert [r["median_valid"] for r in doc["points"]] == [False, True, True, True]
+    assert doc["points"][1]["rel_err"] is None
+
+
+def test_summary_percentiles(tmp_path, capsys):
+    f = tmp_path / "raw.jsonl"
+    cp = mpirun(2, ["p2p", "--op", "pingpong", "--sizes", "8,1K", "--raw", "--min-reps", "50", "--max-reps", "50",
+                    "-o", str(f)])
+    assert cp.returncode == 0, cp.stderr
+    assert cli.main(["results", "summary", str(f), "--percentiles", "50,99.9", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["percentiles"] == [50, 99.9]
+    res = load(f)
+    for row, (_, pt) in zip(doc["points"], res.points.iterrows()):
+        assert row["percentiles_s"]["p50"] == pytest.approx(pt["median_s"], rel=1e-6)
+        assert row["percentiles_s"]["p99.9"] <= pt["max_s"] and row["percentiles_s"]["p99.9"] >= pt["p99_s"]
+    for bad, needle in (("50,abc", "'abc'"), ("101", "101")):
+        cp = subprocess.run([str(EXE), "results", "summary", str(f), "--percentiles", bad], capture_output=True,
+                            text=True)
+        assert cp.returncode == 2 and needle in cp.stderr and "Traceback" not in cp.stderr
+    cp = subprocess.run([str(EXE), "results", "summary", str(GOLDEN / "results_p2p_v3.jsonl"), "--percentiles", "99"],
+                        capture_output=True, text=True)
+    assert cp.returncode == 2 and "--raw" in cp.stderr
+
+
+def test_export_quick_column(tmp_path):
+    assert not export_frame(load(GOLDEN / "results_p2p_v3.jsonl"))["quick"].any()
+    assert export_frame(load(_negative_copy(tmp_path)))["quick"].all()
