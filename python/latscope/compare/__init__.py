@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -132,7 +132,8 @@ def _verdict(ci: tuple[float, float] | None) -> str:
 def _thin(x: np.ndarray) -> np.ndarray:
     if len(x) <= MAX_BOOT:
         return x
-    return x[np.linspace(0, len(x) - 1, MAX_BOOT).astype(int)]
+    out: np.ndarray = x[np.linspace(0, len(x) - 1, MAX_BOOT).astype(int)]
+    return out
 
 
 def bootstrap_ratio(run: np.ndarray, base: np.ndarray, confidence: float) -> tuple[float, float] | None:
@@ -174,8 +175,8 @@ def point_ci_ratio(run: pd.Series, base: pd.Series, confidence: float) -> tuple[
         lo, hi, lvl, med = r.get("ci_lo_s"), r.get("ci_hi_s"), r.get("ci_level"), r.get("median_s")
         if not (_positive(lo) and _positive(hi) and _positive(med)) or pd.isna(lvl):
             return None
-        z = stats.norm.ppf(0.5 + float(lvl) / 2)
-        se = (math.log(float(hi)) - math.log(float(lo))) / (2 * z) if z > 0 else float("nan")
+        z = float(stats.norm.ppf(0.5 + float(lvl) / 2))
+        se = (math.log(cast(float, hi)) - math.log(cast(float, lo))) / (2 * z) if z > 0 else float("nan")
         if not math.isfinite(se):
             return None
         hs.append(se)
@@ -255,7 +256,8 @@ def compare(base: Results, run: Results, confidence: float = 0.95) -> Comparison
     bnoisy, rnoisy = noisy(base.points).to_numpy(), noisy(run.points).to_numpy()
     for k in [k for k in bg if k in rg]:
         bmed, rmed, ci, method, reason = compare_point(base, run, bg[k], rg[k], confidence)
-        ratio = rmed / bmed if (_positive(bmed) and _positive(rmed) and not reason.startswith("invalid")) else None
+        ratio = (rmed / bmed if bmed is not None and rmed is not None and _positive(bmed) and _positive(rmed)
+                 and not reason.startswith("invalid") else None)
         key = dict(zip(cols, k))
         out.points.append(PointComparison(
             key=key, size_bytes=int(key.get("size_bytes") or 0), baseline_median_s=bmed, median_s=rmed,
