@@ -126,3 +126,16 @@ def test_summary_percentiles(tmp_path, capsys):
 def test_export_quick_column(tmp_path):
     assert not export_frame(load(GOLDEN / "results_p2p_v3.jsonl"))["quick"].any()
     assert export_frame(load(_negative_copy(tmp_path)))["quick"].all()
+
+
+def test_shell_completion(tmp_path):
+    """argcomplete's hook (README.md, "Shell completion") answers from the parser: commands and options."""
+    import os
+    out = tmp_path / "comp.txt"
+    for line, want in (("latscope comp", "compare"), ("latscope compare --co", "--confidence"),
+                       ("latscope results summary --per", "--percentiles")):
+        env = dict(os.environ, _ARGCOMPLETE="1", COMP_LINE=line, COMP_POINT=str(len(line)),
+                   _ARGCOMPLETE_STDOUT_FILENAME=str(out))
+        cp = subprocess.run([str(EXE)], env=env, capture_output=True, text=True, timeout=60)
+        assert cp.returncode == 0, cp.stderr
+        assert want in out.read_text().split(), (line, out.read_text())
