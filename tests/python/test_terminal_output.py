@@ -139,3 +139,14 @@ def test_shell_completion(tmp_path):
         cp = subprocess.run([str(EXE)], env=env, capture_output=True, text=True, timeout=60)
         assert cp.returncode == 0, cp.stderr
         assert want in out.read_text().split(), (line, out.read_text())
+
+
+def test_tune_show_json(capsys):
+    """--json on a table-printing command: the decision table as its file's document."""
+    from latscope.tune import load_table
+    golden = GOLDEN / "tune_scatter_v1.json"
+    assert cli.main(["tune", "--show", str(golden), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == json.loads(json.dumps(load_table(golden).to_doc()))
+    assert cli.main(["tune", "--show", str(golden)]) == 0
+    assert "{" not in capsys.readouterr().out.splitlines()[0]
