@@ -25,16 +25,22 @@ def add_parser(subparsers: Any) -> None:
 
 def parse_percentiles(text: str) -> list[float]:
     """'50,90,99,99.9' -> [50.0, 90.0, 99.0, 99.9]; ValueError naming the bad item."""
-    out = []
-    for item in text.split(","):
-        try:
-            q = float(item)
-        except ValueError:
-            raise ValueError(f"--percentiles '{text}': '{item}' is not a number (e.g. 50,90,99,99.9)") from None
-        if not 0 <= q <= 100 or q != q:
-            raise ValueError(f"--percentiles '{text}': {item} is outside 0..100")
-        out.append(q)
-    return out
+    from latscope.tails import parse
+    return parse(text)
+
+
+def recorded(res: Any, q: float, i: int) -> float | None:
+    """Percentile q of point i as `latscope bench --percentiles` recorded it, else from its raw
+    samples, else None."""
+    import numpy as np
+
+    from latscope.tails import key
+    if "percentiles_s" in res.points:
+        d = res.points["percentiles_s"].iloc[i]
+        if isinstance(d, dict) and d.get(key(q)) is not None:
+            return float(d[key(q)])
+    x = res.raw.get(i)
+    return float(np.percentile(x, q)) if x else None
 
 
 def header(fn: str, res: Any) -> str:
@@ -66,8 +72,7 @@ def _json_rows(res: Any, pcts: list[float]) -> list[dict[str, Any]]:
         if "launch" in r and finite(r["launch"]):
             row["launch"] = int(r["launch"])
         if pcts:
-            x = res.raw.get(i)
-            row["percentiles_s"] = {f"p{q:g}": (float(np.percentile(x, q)) if x else None) for q in pcts}
+            row["percentiles_s"] = {f"p{q:g}": recorded(res, q, i) for q in pcts}
         rows.append(row)
     return rows
 
@@ -86,7 +91,8 @@ def main(args: argparse.Namespace) -> int:
     docs = []
     for fn in args.files:
         res = load(fn)
-        if pcts and not res.raw and not res.points.empty:
+        qs = pcts or [float(q) for q in res.meta.get("percentiles") or []]
+        if pcts and not res.raw and not res.points.empty and "percentiles_s" not in res.points:
             print(f"latscope results summary: error: --percentiles: {fn} has no raw samples "
                   "(measure with --raw)", file=sys.stderr)
             return 2
@@ -95,16 +101,15 @@ def main(args: argparse.Namespace) -> int:
             docs.append({"file": fn, "bench": res.meta.get("bench"), "op": res.meta.get("op"),
                          "ranks": res.meta.get("ranks"), "mpi": mpi_version(res.meta.get("mpi_library")),
                          "quick": any(quick_run(x) for x in [res.meta, *res.launches]),
-                         "percentiles": pcts or None, "points": _json_rows(res, pcts)})
+                         "percentiles": qs or None, "points": _json_rows(res, qs)})
             continue
         print(header(fn, res))
         if res.points.empty:
             print("(no points)")
         else:
             t = res.summary()
-            for q in pcts:
-                t[f"p{q:g}"] = [fmt_value(float(np.percentile(res.raw[i], q))) if res.raw.get(i) else "n/a"
-                                for i in range(len(t))]
+            for q in qs:
+                t[f"p{q:g}"] = [fmt_value(recorded(res, q, i)) for i in range(len(t))]
             print(t.to_string(index=False))
         if res.launches:
             table = launches.launch_table(res)

@@ -150,3 +150,35 @@ def test_tune_show_json(capsys):
     assert doc == json.loads(json.dumps(load_table(golden).to_doc()))
     assert cli.main(["tune", "--show", str(golden)]) == 0
     assert "{" not in capsys.readouterr().out.splitlines()[0]
+
+
+def _keys(path: Path) -> list[tuple[str, tuple[str, ...]]]:
+    return [(r["type"], tuple(sorted(r))) for r in map(json.loads, path.read_text().splitlines())]
+
+
+def test_bench_percentiles_recorded(tmp_path, capsys):
+    """`latscope bench --percentiles`: the choice and each point's percentiles in the results file,
+    exactly the fields of the golden file; the percentiles agree with the record's own median and
+    p99 (same samples, same interpolation); no samples kept without --raw."""
+    out = tmp_path / "t.jsonl"
+    assert cli.main(["bench", "p2p", "--np", "2", "--sizes", "0,8", "--min-reps", "5", "--max-reps", "5",
+                     "--percentiles", "50,90,99,99.9", "-o", str(out)]) == 0
+    golden = GOLDEN / "results_p2p_v3_percentiles.jsonl"
+    live = _keys(out)
+    assert [k for k in live if k[0] == "meta"] == [k for k in _keys(golden) if k[0] == "meta"]
+    assert {k for k in live if k[0] == "point"} == {k for k in _keys(golden) if k[0] == "point"}
+    res = load(out)
+    assert res.meta["percentiles"] == [50, 90, 99, 99.9] and not res.raw
+    for _, p in res.points.iterrows():
+        d = p["percentiles_s"]
+        assert d["p50"] == pytest.approx(p["median_s"], rel=1e-6) and d["p99"] == pytest.approx(p["p99_s"], rel=1e-6)
+        assert d["p50"] <= d["p90"] <= d["p99"] <= d["p99.9"] <= p["max_s"] * (1 + 1e-9)
+    assert cli.main(["results", "summary", str(out)]) == 0
+    assert "p99.9" in capsys.readouterr().out
+    df = export_frame(res)
+    assert list(df["percentile_99.9_s"]) == [p["p99.9"] for p in res.points["percentiles_s"]]
+    # with --raw the samples stay
+    out2 = tmp_path / "r.jsonl"
+    assert cli.main(["bench", "p2p", "--np", "2", "--sizes", "8", "--min-reps", "5", "--max-reps", "5", "--raw",
+                     "--percentiles", "99", "-o", str(out2)]) == 0
+    assert len(load(out2).raw[0]) == 5
