@@ -182,3 +182,12 @@ def test_bench_percentiles_recorded(tmp_path, capsys):
     assert cli.main(["bench", "p2p", "--np", "2", "--sizes", "8", "--min-reps", "5", "--max-reps", "5", "--raw",
                      "--percentiles", "99", "-o", str(out2)]) == 0
     assert len(load(out2).raw[0]) == 5
+
+
+def test_tables_and_budget_show_json(capsys):
+    assert cli.main(["tables", "show", str(GOLDEN / "delay_table_lognormal_v1.tbl"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["distribution"] == "lognormal" and doc["min_s"] <= doc["p50_s"] <= doc["p99_s"] <= doc["max_s"]
+    assert cli.main(["budget", "show", str(GOLDEN / "budget_v1.jsonl"), "--json"]) == 0
+    recs = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
+    assert recs[0]["type"] == "budget_meta" and len(recs) == len((GOLDEN / "budget_v1.jsonl").read_text().splitlines())
