@@ -144,6 +144,12 @@ def section_distributions(inp: ReportInput) -> str | None:
     rows = []
     for r in inp.results:
         if not r.raw:
+            # `latscope bench --percentiles` without --raw: the recorded percentiles, no curve
+            if "percentiles_s" in r.points and r.meta.get("percentiles"):
+                for _, p in r.points.iterrows():
+                    d = p["percentiles_s"] if isinstance(p["percentiles_s"], dict) else {}
+                    rows.append({"point": f"{p['op']} {fmt_size(p['size_bytes'])}", "n": int(p["n"])} |
+                                {f"p{q:g}": fmt_value(d.get(f"p{q:g}")) for q in r.meta["percentiles"]})
             continue
         pts = r.points.reset_index(drop=True)
         idx = sorted(r.raw)[:: max(1, len(r.raw) // 8)][:8]
@@ -158,7 +164,8 @@ def section_distributions(inp: ReportInput) -> str | None:
             rows.append({"point": name, "n": x.size} |
                         {f"p{q:g}": fmt_value(float(np.percentile(x, q))) for q in pcts})
     if not curves:
-        return None
+        return ("<p>Tail percentiles recorded by latscope bench --percentiles (no raw samples kept):</p>"
+                + table(pd.DataFrame(rows))) if rows else None
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, x in curves:
         ax.step(np.clip(x, 1e-10, None) * 1e6, np.arange(1, x.size + 1) / x.size, where="post", label=name)

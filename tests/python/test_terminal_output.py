@@ -177,6 +177,10 @@ def test_bench_percentiles_recorded(tmp_path, capsys):
     assert "p99.9" in capsys.readouterr().out
     df = export_frame(res)
     assert list(df["percentile_99.9_s"]) == [p["p99.9"] for p in res.points["percentiles_s"]]
+    html = tmp_path / "r.html"
+    assert cli.main(["report", str(out), "-o", str(html)]) == 0
+    sec = html.read_text().split("<h2>Distributions</h2>")[1].split("<h2>")[0]
+    assert "Tail percentiles recorded" in sec and "<th>p99.9</th>" in sec
     # with --raw the samples stay
     out2 = tmp_path / "r.jsonl"
     assert cli.main(["bench", "p2p", "--np", "2", "--sizes", "8", "--min-reps", "5", "--max-reps", "5", "--raw",
