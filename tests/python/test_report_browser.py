@@ -90,22 +90,29 @@ def report_page(tmp_path_factory) -> Path:
     return out
 
 
-def test_report_in_a_browser(report_page: Path, tmp_path: Path) -> None:
-    exe = _chromium()
-    text = report_page.read_text()
+def probe(exe: str, report: Path, tmp: Path) -> dict:
+    """The page as Chromium laid it out: {height, sections: [{name, height, imgs}]}."""
+    text = report.read_text()
     assert "could not be drawn" not in text, re.findall(r"could not be drawn[^<]*", text)
-    probed = tmp_path / "probed.html"
+    assert not re.search(r"\bnan\b", re.sub(r"<img[^>]*>", "", text), re.I)   # never a nan shown
+    probed = tmp / "probed.html"
     probed.write_text(text.replace("</body>", PROBE + "</body>"))
-    cp = _browser(exe, tmp_path, "--virtual-time-budget=10000", "--dump-dom", probed.as_uri())
+    cp = _browser(exe, tmp, "--virtual-time-budget=10000", "--dump-dom", probed.as_uri())
     m = re.search(r'<pre id="probe">([^<]+)</pre>', cp.stdout)
     assert m, cp.stderr[-2000:]
-    page = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    names = [s["name"] for s in page["sections"]]
-    for want in SECTIONS:
-        assert want in names, (want, names)
+    page: dict = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     for s in page["sections"]:
         assert s["height"] > 20, s                           # something under every heading
         assert all(w > 0 for w in s["imgs"]), s              # every plot decoded
+    return page
+
+
+def test_report_in_a_browser(report_page: Path, tmp_path: Path) -> None:
+    exe = _chromium()
+    page = probe(exe, report_page, tmp_path)
+    names = [s["name"] for s in page["sections"]]
+    for want in SECTIONS:
+        assert want in names, (want, names)
     assert sum(len(s["imgs"]) for s in page["sections"]) >= 5   # latency, heatmap, bandwidth, ratio, ECDF
     assert 1000 < page["height"] < MAX_HEIGHT_PX, page["height"]
     # the screenshot, kept for a person to look at
@@ -120,6 +127,25 @@ def test_report_in_a_browser(report_page: Path, tmp_path: Path) -> None:
     assert px.shape[0] == page["height"] and px.shape[1] == 1200
     assert px[..., :3].std() > 0.05                          # not a blank page
     print(f"\nreport screenshot: {shot} ({page['height']} px tall, {len(names)} sections)")
+
+
+DEMO_MAX_HEIGHT_PX = 15000   # `make demo`'s report: every part's section, one or two plots each
+
+
+def test_demo_report_in_a_browser(characterized, tmp_path: Path) -> None:
+    """`latscope characterize --quick`'s report (every part's sections): each non-empty, its plots
+    decoded, no nan, within a sane height; its screenshot kept beside the other."""
+    exe = _chromium()
+    out, _ = characterized
+    page = probe(exe, out / "report.html", tmp_path)
+    names = [s["name"] for s in page["sections"]]
+    assert len(names) >= 12 and names[0] == "Summary" and names[-1] == "References", names
+    assert page["height"] < DEMO_MAX_HEIGHT_PX, page["height"]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "demo-report-browser.png"
+    _browser(exe, tmp_path, f"--window-size=1200,{page['height']}", f"--screenshot={shot}", (out / "report.html").as_uri())
+    assert shot.exists() and shot.stat().st_size > 10000
+    print(f"\ndemo report screenshot: {shot} ({page['height']} px tall, {len(names)} sections)")
 
 
 def test_report_opens_with_its_answer(report_page: Path) -> None:
