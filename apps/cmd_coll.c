@@ -117,9 +117,13 @@ int cmd_coll(app_t *a, int argc, char **argv, int full_argc, char **full_argv) {
     info.clock_sync = global ? csync : NULL;
     info.resync_s = resync;
     int rc = lts_results_write_meta(o.out, MPI_COMM_WORLD, &info);
-    int nt = 0;
-    for (int i = 0; i < LTS_TIMING_N; i++) nt += !!(o.timings & (1u << i));
-    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, nalgs * o.nsizes * (size_t)nt, rc != 0};
+    /* the points the campaign will measure: a timing method of "all" runs only where it applies
+     * (ops_coll.c), so the progress total counts (algorithm, method) pairs that apply */
+    size_t npairs = 0;
+    for (size_t k = 0; k < nalgs; k++)
+        for (int i = 0; i < LTS_TIMING_N; i++)
+            if (o.timings & (1u << i)) npairs += !!lts_timing_applies(lts_timing_row((lts_timing_t)i), algs[k], a->P);
+    emit_ctx_t e = {o.out, &info, o.raw, o.progress, 0, npairs * o.nsizes, rc != 0};
     lts_coll_cfg_t cfg = {0};
     cfg.op = op_i;
     cfg.algs = algs;

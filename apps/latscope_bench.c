@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void usage(void);
 
@@ -60,7 +61,7 @@ static const char *USAGE =
     "  --seed S           recorded and broadcast (default 1)\n"
     "  --raw              include every sample in the records\n"
     "  -o, --output FILE  JSON Lines results (default - : standard output)\n"
-    "  --progress         one line per point on standard error\n"
+    "  --progress         one line per point on standard error (latscope bench: the default on a terminal)\n"
     "Environment: LATSCOPE_QUICK=1 caps every point to a smoke test (warm-up 10, 30 repetitions,\n"
     "  0.05 s), recorded as rep_policy.quick in the metadata.\n";
 
@@ -165,6 +166,25 @@ int lookup(app_t *a, const lts_registry_t *r, const char *flag, const char *name
     return i;
 }
 
+/* seconds since the program started (the progress line's ETA) */
+static double prog_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static double prog_t0;
+__attribute__((constructor)) static void prog_start(void) { prog_t0 = prog_now(); }
+
+/* a time in the unit that keeps it readable, 9 columns wide: "  1.171 us", "-217.000 ns" */
+static void fmt_secs(char *buf, size_t n, double s) {
+    double a = fabs(s);
+    if (!isfinite(s)) snprintf(buf, n, "%9s   ", "n/a");
+    else if (a >= 0.9999995) snprintf(buf, n, "%9.3f s ", s);   /* no "1000.000 ms" */
+    else if (a >= 0.9999995e-3) snprintf(buf, n, "%9.3f ms", s * 1e3);
+    else if (a >= 0.9999995e-6) snprintf(buf, n, "%9.3f us", s * 1e6);
+    else snprintf(buf, n, "%9.3f ns", s * 1e9);
+}
+
 void on_point(void *ud, const lts_point_t *pt) {
     emit_ctx_t *e = ud;
     if (lts_results_write_point(e->out, pt, e->info, e->raw)) e->io_error = 1;
@@ -185,10 +205,24 @@ void on_point(void *ud, const lts_point_t *pt) {
         char grp[64] = "";
         if (pt->alg) snprintf(grp, sizeof grp, "%s%s%s", pt->alg, pt->timing ? "/" : "", pt->timing ? pt->timing : "");
         for (int k = 0; k < pt->group_size; k++)
-            snprintf(grp + strlen(grp), sizeof grp - strlen(grp), "%s%d", k ? (k == 1 ? "->" : ",") : "", pt->group[k]);
-        fprintf(stderr, "[%4zu/%zu] %s %9zu B %-18s median %10.3f us  n=%-6zu +-%.1f%% (%s)\n", e->done, e->total,
-                pt->op, pt->bytes, grp, s.median * 1e6, s.n, isfinite(s.rel_err) ? s.rel_err * 100 : NAN,
-                lts_stop_reason_name((lts_stop_reason_t)pt->m->stop_reason));
+            snprintf(grp + strlen(grp), sizeof grp - strlen(grp), "%s%s%d", k == 0 && pt->alg ? " " : "",
+                     k ? (k == 1 ? "->" : ",") : "", pt->group[k]);
+        /* never "nan": an undefined CI is n/a; one wider than the value says nothing (>100%) */
+        char ci[16], med[24], eta[24] = "";
+        if (!isfinite(s.rel_err)) snprintf(ci, sizeof ci, "%7s", "n/a");
+        else if (s.rel_err > 1.0) snprintf(ci, sizeof ci, "%7s", ">100%");
+        else snprintf(ci, sizeof ci, "+-%4.1f%%", s.rel_err * 100);
+        fmt_secs(med, sizeof med, s.median);
+        double el = prog_now() - prog_t0;
+        if (e->total > e->done && e->done > 0) {
+            double left = el / (double)e->done * (double)(e->total - e->done);
+            snprintf(eta, sizeof eta, "ETA %d:%02d", (int)(left / 60), (int)left % 60);
+        } else
+            snprintf(eta, sizeof eta, "done %d:%02d", (int)(el / 60), (int)el % 60);
+        int w = snprintf(NULL, 0, "%zu", e->total);
+        fprintf(stderr, "[%*zu/%zu] %-14s %9zu B  %-22s median %s%s  n=%-7zu %s  %-9s %s\n", w, e->done, e->total,
+                pt->op, pt->bytes, grp, med, !isfinite(s.median) ? "" : (s.median <= 0 ? " (INVALID: <= 0)" : ""),
+                s.n, ci, lts_stop_reason_name((lts_stop_reason_t)pt->m->stop_reason), eta);
         fflush(stderr);
     }
 }

@@ -44,6 +44,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     w.add_argument("--json", action="store_true", help="print the projections as JSON Lines")
     s = sub.add_parser("show", help="print a budget file's table")
     s.add_argument("file", help="a budget file (latscope budget -o FILE)")
+    s.add_argument("--json", action="store_true", help="print the file's records as JSON Lines instead of the table")
     c = sub.add_parser("compare", help="do two budget files agree on every component within their CIs?")
     c.add_argument("files", nargs=2, help="two budget files")
     return p
@@ -61,6 +62,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         if args.budget_cmd == "show":
             meta, recs = budget.read(args.file)
+            if args.json:
+                for r in [meta, *recs]:
+                    print(jsonio.dumps(r))
+                return 0
             print(budget.text(meta, recs))
             return 0
         if args.budget_cmd == "compare":

@@ -33,7 +33,7 @@ def p2p_steps(quick: bool) -> list[Step]:
 
 
 def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile: str | None = None,
-        quick: bool = False, timer: str = "monotonic", timeout: float | None = None,
+        quick: bool = False, timer: str = "monotonic", as_json: bool = False, timeout: float | None = None,
         oversubscribe: bool = False) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if np_ is None and launcher is None:
@@ -62,6 +62,15 @@ def run(out: Path, np_: int | None = None, launcher: str | None = None, hostfile
     for part in parts.load_all():
         part.after_demo(out, results, params)
     html = report.build(results, out / "report.html", params, "latscope characterize")
+    if as_json:
+        from latscope import jsonio
+        print(jsonio.dumps({
+            "out": str(out), "params": str(params_path), "report": str(html), "quick": quick,
+            "points": results[0].summary().to_dict(orient="records"),
+            "fits": [{"method": f.method, "pair": list(f.pair) if f.pair else None, "alpha_s": f.alpha_s,
+                      "beta_s_per_byte": f.beta_s_per_byte, "bandwidth_bytes_per_s": f.bandwidth_bytes_per_s}
+                     for f in fits]}, indent=1))
+        return 0
     print()
     print(results[0].summary().to_string(index=False))
     print()

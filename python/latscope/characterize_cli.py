@@ -16,6 +16,8 @@ def add_parser(subparsers: Any) -> None:
     c.add_argument("--out", default="results/characterize", help="output directory")
     c.add_argument("--quick", action="store_true", help="fewer sizes and a shorter budget")
     c.add_argument("--timer", default="monotonic", help="wtime, monotonic or tsc")
+    c.add_argument("--json", action="store_true",
+                   help="print the closing summary (points, Hockney fits, the files written) as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -34,5 +36,5 @@ def main(args: argparse.Namespace) -> int:
     # LATSCOPE_QUICK=1 (smoke tests, the docs test) means --quick; latscope-bench caps each point too
     writable_dir(args.out, "--out")
     quick = args.quick or os.environ.get("LATSCOPE_QUICK") == "1"
-    return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer,
+    return characterize.run(Path(args.out), args.np, args.launcher, args.hostfile, quick, args.timer, args.json,
                             timeout=args.timeout, oversubscribe=args.oversubscribe)

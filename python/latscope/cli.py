@@ -157,8 +157,22 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signum, h)
 
 
+def _complete(ap: argparse.ArgumentParser) -> None:
+    """Shell completion (README.md, "Shell completion"): when the shell's completion hook runs us
+    (argcomplete sets _ARGCOMPLETE), argcomplete answers from the parser and exits; otherwise
+    nothing is imported."""
+    if "_ARGCOMPLETE" not in os.environ:
+        return
+    try:
+        import argcomplete
+    except ImportError:
+        return
+    argcomplete.autocomplete(ap)
+
+
 def _main(argv: list[str] | None = None) -> int:
     ap = build_parser()
+    _complete(ap)
     argv = _join_dash_values(ap, list(sys.argv[1:] if argv is None else argv))
     args, extra = ap.parse_known_args(argv)
     if extra and not getattr(args, "takes_extra", False):   # only `latscope bench` passes words on

@@ -20,10 +20,26 @@ LAUNCHES_KEY = b"latscope.launches"
 
 def export_frame(res: Results) -> pd.DataFrame:
     """The table that is exported: the points frame without ``pair`` (a tuple copy of ``group``),
-    with ``samples_s`` where the file has raw samples."""
+    with ``quick`` (the run was a smoke test: rep_policy.quick), ``percentile_Q_s`` for each
+    percentile `latscope bench --percentiles` recorded, and ``samples_s`` where the file has raw
+    samples."""
     import pandas as pd
 
+    from latscope.text import quick_run
+
     df = res.points.drop(columns=["pair"], errors="ignore").reset_index(drop=True)
+    # a smoke-test file stays one once exported: every row says whether its launch was quick
+    if res.launches and "launch" in df:
+        df["quick"] = [quick_run(res.launches[int(k)] if not pd.isna(k) and 0 <= int(k) < len(res.launches)
+                                 else res.meta) for k in df["launch"]]
+    else:
+        df["quick"] = quick_run(res.meta)
+    if "percentiles_s" in df:
+        # `latscope bench --percentiles`: one column per recorded percentile, percentile_99.9_s
+        qs = [f"{q:g}" for q in res.meta.get("percentiles") or []]
+        for q in qs:
+            df[f"percentile_{q}_s"] = [d.get(f"p{q}") if isinstance(d, dict) else None for d in df["percentiles_s"]]
+        df = df.drop(columns=["percentiles_s"])
     if res.raw:
         df["samples_s"] = pd.Series([res.raw.get(i) for i in range(len(df))], index=df.index, dtype=object)
     return df

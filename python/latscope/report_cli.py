@@ -16,6 +16,9 @@ def add_parser(subparsers: Any) -> None:
                                            "by latscope-bench): a section per kind of record the files hold.")
     rp.add_argument("files", nargs="+", help="results files (*.jsonl)")
     rp.add_argument("--params", help="a parameters file to include (latscope fit hockney --json's output)")
+    rp.add_argument("--baseline", metavar="FILE",
+                    help="a results file to compare the files with: adds the comparison section (ratio of medians "
+                         "with a CI, verdicts, metadata differences; latscope compare)")
     rp.add_argument("-o", "--out", default="report.html", help="the HTML file to write (default report.html)")
 
 
@@ -55,6 +58,7 @@ def main(args: argparse.Namespace) -> int:
     files = [f for f in args.files if f not in budgets]
     if not files:
         raise ValueError("no results files among the files given (budget files only); give latscope-bench's *.jsonl")
-    out = report.build([load(f) for f in files], Path(args.out), params)
+    baseline = [load(args.baseline)] if args.baseline else []
+    out = report.build([load(f) for f in files], Path(args.out), params, baseline=baseline)
     print(out)
     return 0

@@ -9,7 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from latscope.units import fmt_size, fmt_time
+from latscope.text import fmt_median, fmt_rel_err, fmt_value
+from latscope.units import fmt_size
 
 SCHEMA = "latscope.results/3"
 # /1 files (before the load fields) still load: their load columns are unknown (NA); /2 files
@@ -96,10 +97,10 @@ class Results:
                 "group": "->".join(str(x) for x in g) if isinstance(g, list) else f"all (root {r.get('root')})",
                 "size": fmt_size(r["size_bytes"]),
                 "n": int(r["n"]),
-                "median": fmt_time(r["median_s"]),
-                "min": fmt_time(r["min_s"]),
-                "p99": fmt_time(r["p99_s"]),
-                "ci": "-" if pd.isna(r["rel_err"]) else f"±{100 * r['rel_err']:.1f}%",
+                "median": fmt_median(r["median_s"]),
+                "min": fmt_value(r["min_s"]),
+                "p99": fmt_value(r["p99_s"]),
+                "ci": fmt_rel_err(r["rel_err"]),
                 "stop": r["stop_reason"],
                 "noise": noise_flag(r) or "-",
             })

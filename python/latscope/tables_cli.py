@@ -60,6 +60,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="mean, sd and percentiles of a table")
     s.add_argument("table")
     s.add_argument("--plot", help="write a histogram + CDF to this PNG")
+    s.add_argument("--json", action="store_true", help="print the statistics as one JSON object (seconds)")
 
     e = sub.add_parser("export", help="convert to another tool's format")
     e.add_argument("table")
@@ -175,6 +176,14 @@ def _fit(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from latscope import tables as T
     t = T.read_table(args.table)
+    if args.json:
+        from latscope import jsonio
+        print(jsonio.dumps({"table": args.table, "distribution": t.distribution, "params": t.params,
+                            "generator": t.generator or None, "mean_s": t.mean_s(), "sd_s": t.sd_s(),
+                            "min_s": float(t.delays_ns.min()) * 1e-9} | dict(t.percentiles())))
+        if args.plot:
+            _plot(t, Path(args.plot), Path(args.table).name)
+        return 0
     print(f"{args.table}: {t.distribution} " + " ".join(f"{k}={v}" for k, v in t.params.items()))
     if t.generator:
         print(f"  generator: {t.generator}")
@@ -198,11 +207,11 @@ def _plot(t: T.DelayTable, out: Path, title: str) -> None:
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
     a.hist(us, bins=64)
     a.axvline(t.mean_s() * 1e6, color="k", ls="--", label="mean")
-    a.set_xlabel("delay (us)")
+    a.set_xlabel("delay (µs)")
     a.set_ylabel("entries")
     a.legend()
     b.plot(us, T.QUANTILES)
-    b.set_xlabel("delay (us)")
+    b.set_xlabel("delay (µs)")
     b.set_ylabel("CDF")
     fig.suptitle(f"{title}: {t.distribution}")
     fig.tight_layout()

@@ -36,12 +36,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument(opt, help="as latscope-bench (repetition control)")
     p.add_argument("--progress", action="store_true", help="one line per point on standard error")
     p.add_argument("-o", "--out", help="the table file to write (default tune_OP.json)")
+    p.add_argument("--json", action="store_true",
+                   help="print the decision table as JSON (docs/tune-format.md) instead of the text table")
     p.add_argument("--results", help="also keep the measured points (JSON Lines) in this file")
     p.add_argument("--show", metavar="TABLE", help="print an existing table file instead of measuring")
     p.add_argument("--decide", metavar="RESULTS", help="decide the table again from the records of a tune run "
                                                        "(--results) by the same rule, instead of measuring; -o writes it")
     add_launcher_args(p)
     return p
+
+
+def _print(table: Any, as_json: bool) -> None:
+    """The table for people (to_text) or, with --json, its document (the table file's format)."""
+    if as_json:
+        from latscope import jsonio
+        print(jsonio.dumps(table.to_doc()))
+    else:
+        print(table.to_text())
 
 
 def _fail(msg: str) -> int:
@@ -59,14 +70,15 @@ def main(args: argparse.Namespace) -> int:
             return _fail(f"--decide: {e}")   # the error names the file already
         except FileNotFoundError:
             return _fail(f"--decide {args.decide}: no such file")
-        print(table.to_text())
+        _print(table, args.json)
         if args.out:
             table.save(args.out)
-            print(f"table: {args.out}")
+            if not args.json:
+                print(f"table: {args.out}")
         return 0
     if args.show:
         try:
-            print(load_table(args.show).to_text())
+            _print(load_table(args.show), args.json)
         except TuneError as e:
             return _fail(str(e))
         return 0
@@ -99,6 +111,7 @@ def main(args: argparse.Namespace) -> int:
         table = load_table(out)
     except TuneError as e:
         return _fail(str(e))
-    print(table.to_text())
-    print(f"table: {out}" + (f"  points: {args.results}" if args.results else ""))
+    _print(table, args.json)
+    if not args.json:
+        print(f"table: {out}" + (f"  points: {args.results}" if args.results else ""))
     return 0

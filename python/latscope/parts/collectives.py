@@ -67,7 +67,7 @@ def section_methods(inp: ReportInput) -> str | None:
             g = d[d["timing"] == m].sort_values("size_bytes")
             if not g.empty:
                 ax.plot(g["size_bytes"] / 1024, g["median_s"] * 1e6, marker="o", ms=3, label=m)
-        frame(ax, "size (KiB, the root's whole buffer)", "median time (us)",
+        frame(ax, "size (KiB, the root's whole buffer)", "median time (µs)",
               f"{op} ({alg}), {int(inp.results[0].meta.get('ranks', 0))} ranks", grid="major", legend=8)
     note = ("<p>Each curve is one timing method (MPIBlib §2.1): <b>root</b> — the root's clock, completion confirmed "
             "by empty messages, the confirmation time subtracted (negative values are kept, not clamped); "
@@ -125,7 +125,7 @@ def section_algorithms(inp: ReportInput) -> str | None:
         for alg, a in g.groupby("alg"):
             a = a.sort_values("size_bytes")
             ax.plot(a["size_bytes"] / 1024, a["median_s"] * 1e6, marker="o", ms=3, label=alg)
-        frame(ax, "size (KiB)", "median (us)", f"{op}: {method} timing", grid="major", legend=8)
+        frame(ax, "size (KiB)", "median (µs)", f"{op}: {method} timing", grid="major", legend=8)
         for size, s in g.groupby("size_bytes"):
             # the fastest among the eligible only (latscope.selection: a negative, zero-like or
             # non-converged median never wins); the others are marked with why
@@ -161,7 +161,7 @@ def section_pipeline(inp: ReportInput) -> str | None:
             x = g["size_bytes"] / 1024
             ax.plot(x, [v["imb_t_min_s"] * 1e6 for v in g["local"]], style, marker="v", ms=3, label=f"{label} min")
             ax.plot(x, [v["imb_t_max_s"] * 1e6 for v in g["local"]], style, marker="^", ms=3, label=f"{label} max")
-        frame(ax, "size (KiB)", "time per repetition (us)", f"{op} (native): local times, isolated vs back to back",
+        frame(ax, "size (KiB)", "time per repetition (µs)", f"{op} (native): local times, isolated vs back to back",
               grid="major", legend=8)
     return ("<p>IMB-style local times (min and max over ranks of each rank's average), with repetitions "
             "isolated and run back to back. Differences are the pipeline effect of seed 001 Fig. 1: a rank that "
