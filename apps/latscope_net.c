@@ -159,7 +159,20 @@ static int cmd_list(int argc, char **argv) {
     return 0;
 }
 
-/* Wait for every rank without spinning: 8 ranks on 2 cores must not busy-wait in MPI. */
+/* Wait for every rank without spinning: 8 ranks on 2 cores must not busy-wait in MPI. With a
+ * layer: keep reading its sockets meanwhile, so that the LogP phase's multicasts do not overflow
+ * an idle rank's socket (which would count as losses later). */
+static void idle_barrier_net(lts_net_t *n) {
+    MPI_Request r;
+    int done = 0;
+    MPI_Ibarrier(MPI_COMM_WORLD, &r);
+    while (!done) {
+        lts_msg_t m;
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        if (!done) lts_net_recv(n, 0.0002, &m);
+    }
+}
+
 static void idle_barrier(void) {
     MPI_Request r;
     int done = 0;
@@ -293,7 +306,7 @@ static void logp_phase(lts_net_t *n, const opts_t *o, FILE *f) {
         idle_barrier();
         if (rank_ == 0) lp_sender(n, p, o->logp_reps, &s[p]);
         else if (rank_ == 1) lp_responder(n, p, &s[p]);
-        else idle_barrier();
+        else idle_barrier_net(n);
     }
     /* rank 1's samples (o_r, g, their multicast twins) go to rank 0 */
     for (int p = 0; p < LP_N; p++) {
