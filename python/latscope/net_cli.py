@@ -27,6 +27,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     r.add_argument("--reps", type=int, default=None, help="timed barriers per row (default 300; quick: 30)")
     r.add_argument("--warmup", type=int, default=None, help="untimed barriers first (default 30)")
     r.add_argument("--gap-us", type=int, default=None, help="dummy loop after each barrier, us (default 30)")
+    r.add_argument("--gap", default=None, help="the dummy loop sleeps (default: each node has its own CPU) or spins")
     r.add_argument("--timeout-us", type=int, default=None, help="retransmission timeout, us (default 2000)")
     r.add_argument("--check", action="store_true",
                    help="random arrival delays and the check that no rank leaves before all arrive")
@@ -141,6 +142,8 @@ def _run(args: argparse.Namespace) -> int:
         mtu = C.parse_mtu(args.mtu)
         C.check_nodes(args.nodes)
         C.check_networks(args.networks)
+        if args.gap not in (None, "sleep", "spin"):
+            raise ValueError(f"--gap '{args.gap}': must be sleep or spin")
         if args.recv not in ("block", "poll"):
             raise ValueError(f"--recv '{args.recv}': must be block or poll")
         for name in ("reps", "warmup", "gap_us", "timeout_us", "delay_us", "seed", "logp_reps"):
@@ -160,7 +163,7 @@ def _run(args: argparse.Namespace) -> int:
     logp_reps = args.logp_reps if args.logp_reps is not None else (50 if quick else None)
     out = Path(args.output).resolve()
     opts = {"algs": ",".join(r["name"] for r in rows), "recv": args.recv, "reps": reps, "warmup": args.warmup,
-            "gap-us": args.gap_us, "timeout-us": args.timeout_us, "check": args.check, "delay-us": args.delay_us,
+            "gap-us": args.gap_us, "gap": args.gap, "timeout-us": args.timeout_us, "check": args.check, "delay-us": args.delay_us,
             "seed": args.seed, "logp-reps": logp_reps}
     cl = C.Cluster(args.nodes, args.networks, rate=rate, mtu=mtu, loss=loss)
     try:
