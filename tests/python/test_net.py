@@ -261,3 +261,43 @@ def test_non_root_one_line_exit_2() -> None:
         r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *LATSCOPE, "cluster", "up"],
                            capture_output=True, text=True, env=env, cwd=d, timeout=TIMEOUT)
         assert r.returncode == 2 and "needs root" in r.stderr
+
+
+def _net_ranks(out: Path) -> list[int]:
+    """The latscope-net ranks of the launch writing `out` (their command lines name it)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"latscope-net") and str(out).encode() in argv:
+            pids.append(int(d.name))
+    return sorted(pids)
+
+
+@needs_cluster
+def test_rank_killed_mid_run_ends_the_job_with_rows_on_disk(tmp_path: Path) -> None:
+    out = tmp_path / "kill.jsonl"
+    env = dict(os.environ)
+    env.pop("LATSCOPE_QUICK", None)
+    p = subprocess.Popen(LATSCOPE + ["net", "run", "--nodes", "3", "--algs", "pairwise,dissemination",
+                                     "--reps", "40000", "--logp-reps", "0", "-o", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not (out.exists() and '"barrier"' in out.read_text()):
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline, "the first row never finished"
+        time.sleep(0.1)
+    ranks = _net_ranks(out)
+    assert len(ranks) == 3
+    os.kill(ranks[-1], signal.SIGKILL)
+    t0 = time.monotonic()
+    _, err = p.communicate(timeout=120)
+    assert p.returncode != 0
+    assert time.monotonic() - t0 < 60, "the job did not end in bounded time"
+    assert "dissemination" in rows(out)   # the row finished first (registry order) stayed on disk
+    assert ours(p.pid) == []
+    assert _net_ranks(out) == []
