@@ -138,6 +138,26 @@ def test_cluster_up_status_down() -> None:
 
 
 @needs_cluster
+def test_cluster_launch_places_mpi_ranks_on_nodes(tmp_path: Path) -> None:
+    """latscope bench with the cluster as its launcher line: MPI over TCP across the node namespaces."""
+    up = cli(["cluster", "up", "--nodes", "2"])
+    try:
+        assert up.returncode == 0, up.stderr
+        launcher = " ".join(LATSCOPE + ["cluster", "launch"])
+        out = tmp_path / "p.jsonl"
+        r = cli(["bench", "p2p", "--launcher", launcher, "--sizes", "8", "--max-reps", "300", "-o", str(out)])
+        assert r.returncode == 0, r.stderr
+        recs = [json.loads(x) for x in out.read_text().splitlines()]
+        pts = [x for x in recs if x.get("type") != "meta" and x.get("median_s") is not None]
+        assert pts and pts[0]["median_s"] > 0
+        bad = cli(["cluster", "launch", "--np", "3", "true"])
+        assert bad.returncode == 2 and "--np 3" in bad.stderr
+    finally:
+        cli(["cluster", "down"])
+    assert not any(C.owner(n) == C.KEEP for n in C.list_namespaces())
+
+
+@needs_cluster
 @pytest.mark.parametrize("p", range(1, 9))
 def test_every_row_is_a_barrier(tmp_path: Path, p: int) -> None:
     """Random arrival delays; for every repetition the last arrival precedes the first departure
