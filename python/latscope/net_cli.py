@@ -250,6 +250,11 @@ def main(args: argparse.Namespace) -> int:
                 if r["name"] == "null":
                     continue
                 print(f"{r['name']:<16}" + "".join(f"{_t(model.cost(r['cost'], p, vals)):>10}" for p in ps))
+            costs = {r["name"]: r["cost"] for r in registry()}
+            measured = None if args.seed_params else model.compare(model.read(args.source))
+            print("the seed's questions:")
+            for line in model.answers(vals, costs, measured, max(ps)):
+                print(f"  {line}")
             return 0
     except (model.NetDataError, ValueError) as e:
         return _fail(str(e))

@@ -321,3 +321,20 @@ def test_rank_killed_mid_run_ends_the_job_with_rows_on_disk(tmp_path: Path) -> N
     assert "dissemination" in rows(out)   # the row finished first (registry order) stayed on disk
     assert ours(p.pid) == []
     assert _net_ranks(out) == []
+
+
+@needs_cluster
+def test_report_section_answers_the_seed(tmp_path: Path) -> None:
+    r = cli(["net", "run", "--nodes", "3", "--networks", "2", "--reps", "60", "--logp-reps", "60",
+             "-o", str(tmp_path / "net.jsonl")])
+    assert r.returncode == 0, r.stderr
+    b = cli(["bench", "p2p", "--np", "2", "--sizes", "8", "--max-reps", "200", "-o", str(tmp_path / "p2p.jsonl")])
+    assert b.returncode == 0, b.stderr
+    rep = cli(["report", str(tmp_path / "p2p.jsonl"), "-o", str(tmp_path / "r.html")])
+    assert rep.returncode == 0, rep.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "Barriers over an emulated Ethernet cluster" in page
+    assert "does not beat" in page or "beats" in page
+    assert "mtree3-2net" in page and "150 us" in page   # the seed's parameters: pairwise at 32 nodes
+    p = cli(["net", "predict", "--from", str(tmp_path / "net.jsonl")])
+    assert p.returncode == 0 and "measured at P = 3: pairwise-2net" in p.stdout

@@ -223,3 +223,34 @@ def compare(run: Run) -> list[dict[str, Any]]:
 def worst(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     ok = [r for r in rows if r["error"] is not None]
     return max(ok, key=lambda r: abs(r["error"])) if ok else None
+
+
+def answers(vals: dict[str, float], costs: dict[str, str], measured: list[dict[str, Any]] | None = None,
+            p: int = 32) -> list[str]:
+    """Seed 002's questions (§5.1.2, §5.2, §6), answered from LogP parameters `vals` and the rows'
+    cost expressions `costs` (name -> expression); `measured` (compare() rows) adds what a run saw
+    of the two-network rows beside their one-network twins."""
+    from latscope.units import fmt_time
+    out = []
+    mc = {n: cost(costs[n], p, vals) for n in ("concurrent", "mtree2", "mtree3", "mtree4") if n in costs}
+    se = cost(costs["pairwise"], p, vals)
+    best = min(mc, key=lambda n: mc[n])
+    verdict = "beats" if mc[best] < se else "does not beat"
+    out.append(f"multicast release at P = {p}: the best multicast row, {best} ({fmt_time(mc[best])}), {verdict} "
+               f"shuffle-exchange (pairwise, {fmt_time(se)})")
+    lhs, rhs = 3 * max(vals["or"], vals["g"]), vals["os"] + vals["L"]
+    out.append(f"what multicast needs (seed §5.1.2, the 4-ary tree at 16 nodes): 3 max(o_r, g) < o_s + L; here "
+               f"{fmt_time(lhs)} {'<' if lhs < rhs else '>='} {fmt_time(rhs)}"
+               + ("" if lhs < rhs else f": o_r and g below {fmt_time(rhs / 3)} would do it"))
+    out.append("a second network: the model predicts no gain (the receiving CPU pays o_r per message "
+               "whichever network it came on, seed §5.2)")
+    if measured:
+        m = {(r["alg"], r["ranks"]): r["measured_s"] for r in measured if r.get("measured_s") is not None}
+        for two, one in (("concurrent-2net", "concurrent"), ("mtree3-2net", "mtree3"), ("mtree2-2net", "mtree2"),
+                         ("pairwise-2net", "pairwise")):
+            for (alg, ranks), v in sorted(m.items()):
+                if alg == two and (one, ranks) in m:
+                    w = m[(one, ranks)]
+                    out.append(f"  measured at P = {ranks}: {two} {fmt_time(v)} against {one} {fmt_time(w)} "
+                               f"({100 * (v - w) / w:+.0f} %)")
+    return out
