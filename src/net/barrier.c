@@ -120,7 +120,9 @@ static int s_null(const lts_nbar_t *b, int r, int p, lts_step_t *st) { return 0;
 
 #define HOP "(os + L + or)"
 /* Costs: seed 002 §5.1.2's forms, with the gap where messages queue (max(or, g)); lg(P) =
- * ceil(log2 P), lgk(k, P) = phases of a k-nomial tree, lgf(P) = floor(log2 P), npw2(P) = 1 when
+ * ceil(log2 P), lgk(k, P) = phases of a k-nomial tree, ksum(k, P, a, b) = the sum over the root's
+ * phases i of a + c_i b, c_i its children in phase i (k - 1 in a full tree: the seed's
+ * (o_s + L + (k-1) o_r) log_k P; fewer in the last phase of a partial one), lgf(P) = floor(log2 P), npw2(P) = 1 when
  * P is not a power of two; os/or/L of unicast, osm/orm/Lm of a multicast. The two-network rows
  * cost what their one-network twins cost: the model charges the CPU per message, whichever NIC
  * it came through (seed 002 §5.2). */
@@ -130,15 +132,15 @@ const lts_nbar_t lts_nbar_rows[] = {
     { "concurrent", "central: arrivals to rank 0, one multicast release (seed 3.2.3)", 1, 0,
       "(P > 1) * (os + L + (P - 1) * max(or, g) + osm + Lm + orm)", s_concurrent },
     { "tree2", "binomial gather, release back down the tree (unicast)", 1, 2,
-      "2 * lgk(2, P) * " HOP, s_tree },
+      "ksum(2, P, os + L, max(or, g)) + ksum(2, P, os + L + or - max(os, g), max(os, g))", s_tree },
     { "tree4", "4-nomial gather, release back down the tree (unicast)", 1, 4,
-      "lgk(4, P) * (os + L + 3 * max(or, g)) + lgk(4, P) * (2 * max(os, g) + os + L + or)", s_tree },
+      "ksum(4, P, os + L, max(or, g)) + ksum(4, P, os + L + or - max(os, g), max(os, g))", s_tree },
     { "mtree2", "binomial gather, multicast release (seed 3.2.1)", 1, 2,
-      "lgk(2, P) * " HOP " + (P > 1) * (osm + Lm + orm)", s_mtree },
+      "ksum(2, P, os + L, max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree },
     { "mtree3", "3-nomial gather (two children a phase), multicast release (seed 3.2.2)", 1, 3,
-      "lgk(3, P) * (os + L + 2 * max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree },
+      "ksum(3, P, os + L, max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree },
     { "mtree4", "4-nomial gather, multicast release (seed 5.1.2's 4-ary tree)", 1, 4,
-      "lgk(4, P) * (os + L + 3 * max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree },
+      "ksum(4, P, os + L, max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree },
     { "dissemination", "ceil(log2 P) rounds: send to rank+2^i, receive from rank-2^i", 1, 0,
       "lg(P) * " HOP, s_dissemination },
     { "pairwise", "shuffle-exchange: log2 P rounds of pairwise exchange (seed 3.1.1)", 1, 0,
@@ -146,9 +148,9 @@ const lts_nbar_t lts_nbar_rows[] = {
     { "concurrent-2net", "concurrent, arrivals split over two networks by rank parity (seed 3.3.2)", 2, 0,
       "(P > 1) * (os + L + (P - 1) * max(or, g) + osm + Lm + orm)", s_concurrent2 },
     { "mtree3-2net", "mtree3, a parent's two children on different networks (seed 3.3.1)", 2, 3,
-      "lgk(3, P) * (os + L + 2 * max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree_split },
+      "ksum(3, P, os + L, max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree_split },
     { "mtree2-2net", "binomial gather on network 0, multicast release on network 1", 2, 2,
-      "lgk(2, P) * " HOP " + (P > 1) * (osm + Lm + orm)", s_mtree_relnet },
+      "ksum(2, P, os + L, max(or, g)) + (P > 1) * (osm + Lm + orm)", s_mtree_relnet },
     { "pairwise-2net", "pairwise, the pairs of each round alternating between two networks", 2, 0,
       "(lgf(P) + 2 * npw2(P)) * " HOP, s_pairwise2 },
     { "null", "no synchronisation at all: the fake row that the correctness check must reject", 1, 0, "0",

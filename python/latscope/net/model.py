@@ -49,7 +49,19 @@ def npw2(p: float) -> int:
     return 0 if p >= 1 and (int(p) & (int(p) - 1)) == 0 else 1
 
 
-FUNCS: dict[str, Callable[..., float]] = {"lg": lg, "lgk": lgk, "lgf": lgf, "npw2": npw2, "max": max, "min": min}
+def ksum(k: float, p: float, a: float, b: float) -> float:
+    """Sum over the root's phases i of a k-nomial tree on p ranks of a + c_i b, c_i the root's
+    children in phase i: min(k - 1, ceil(p / k^i) - 1)."""
+    total, span = 0.0, 1
+    while span < p:
+        c = min(int(k) - 1, math.ceil(p / span) - 1)
+        total += a + c * b
+        span *= int(k)
+    return total
+
+
+FUNCS: dict[str, Callable[..., float]] = {"lg": lg, "lgk": lgk, "lgf": lgf, "npw2": npw2, "ksum": ksum, "max": max,
+                                          "min": min}
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {ast.Add: operator.add, ast.Sub: operator.sub,
                                                   ast.Mult: operator.mul, ast.Div: operator.truediv}
 CMPOPS: dict[type, Callable[[Any, Any], Any]] = {ast.Gt: operator.gt, ast.Lt: operator.lt, ast.GtE: operator.ge,
