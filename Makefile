@@ -54,7 +54,7 @@ export LATSCOPE_MPIEXEC := $(MPIEXEC)
 C_SOURCES := $(shell find src apps miniapps include bench tests/c examples -name '*.[ch]' -o -name '*.inc' 2>/dev/null) CMakeLists.txt $(wildcard cmake/* cmake/parts/*) \
 	src/inject/gen_wrappers.py
 
-.PHONY: all setup build demo study-demo test test-c test-py typecheck test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm
+.PHONY: all setup build demo study-demo test test-c test-py typecheck test-openmpi test-asan build-asan fuzz bench clean distclean test-slurm net-tools
 
 all: build
 
@@ -105,7 +105,17 @@ typecheck: $(TYPECHECK_STAMP)
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
-test-py: build
+# The emulated cluster's tools (docs/network.md): iptables makes its random loss; as root it is
+# installed when missing (not root: the cluster's tests say why they skip).
+net-tools:
+	@if [ "$$(id -u)" = 0 ] && ! command -v iptables >/dev/null; then \
+	  echo "installing iptables (the emulated cluster's random loss)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -qq --no-install-recommends iptables >/dev/null 2>&1 || \
+	  { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends iptables >/dev/null; }; \
+	fi
+
+test-py: build net-tools
 	$(VPY) -m pytest -x -q -rf --durations=25 $(PYTEST_FILES)
 
 # The tests whose subject is portability across MPI libraries (the injector's interposition and
