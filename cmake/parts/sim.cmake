@@ -1,7 +1,10 @@
 # The LogGOPS simulator (issue 16, docs/sim.md): liblatscope_sim (src/sim, pure C, no MPI) and
 # its program latscope-sim (apps/latscope_sim.c). The delay tables and the per-rank random
 # streams are the injector's own code (src/inject/table.c, linked here, not copied), so the same
-# table and seed give the same per-rank draws as liblatscope_inject.so.
+# table and seed give the same per-rank draws as liblatscope_inject.so. src/sim/*.c: the core
+# (engine.c), its executors (exec_prog.c, exec_window.c, exec_goal.c), the end of a run they share
+# (report.c), GOAL parsing (goal.c), the generated schedules (programs.c), OS-noise traces (noise.c);
+# engine_internal.h is theirs, not installed.
 file(GLOB LTS_SIM_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/sim/*.c)
 add_library(latscope_sim STATIC ${LTS_SIM_SOURCES} ${CMAKE_SOURCE_DIR}/src/inject/table.c)
 target_include_directories(latscope_sim PUBLIC ${CMAKE_SOURCE_DIR}/src/sim ${CMAKE_SOURCE_DIR}/src/inject
