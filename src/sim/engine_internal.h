@@ -5,9 +5,11 @@
  * what ends a run for all three (report.c: the deadlock report and the critical path).
  *
  * What is on the inner loop of every event crosses the files as static inline functions here (the
- * queues and matching, a send's start, a window's slots, the 4-ary heap): each executor's loop has
- * them inlined as when the engine was one translation unit (bench/sim_scale.py measures that
- * loop). What is not on it is a function of the core, hidden from users of the static library.
+ * queues and matching, a send's start, a window's slots, the 4-ary heap); the calls left between
+ * the files (a window's message to its program rank, the core's send) are inlined by link-time
+ * optimisation (cmake/parts/sim.cmake), so the loops run as many instructions per event as when the
+ * engine was one translation unit (bench/sim_scale.py measures them). The functions below are
+ * hidden from users of the static library.
  *
  * Memory: per rank one 64-byte rank_t and its queues' heads (24 bytes); in flight, one 32-byte
  * event per message (and a pool entry while it waits in a queue); the chunk pool, the entry pool
