@@ -54,7 +54,7 @@ typedef struct lts_sim_algo {
     void (*op)(const lts_sim_prog_t *p, int rank, uint32_t pc, lts_sim_op_t *out);
     int shm_flag;
     int (*ops)(const lts_sim_prog_t *p, int rank, uint32_t pc, lts_sim_op_t *out, int max);   /* or NULL */   /* 1: uses LTS_SIM_FLAG_SET/WAIT, a store seen by every rank at once: the engine
-                       cannot process a window of L by rank (src/sim/engine.c, run_window) */
+                       cannot process a window of L by rank (src/sim/exec_window.c, run_window) */
 } lts_sim_algo_t;
 extern const lts_sim_algo_t lts_sim_algos[];
 extern const int lts_sim_nalgos;
@@ -114,7 +114,7 @@ int lts_sim_run_prog(const lts_sim_prog_t *p, const lts_sim_opts_t *o, lts_sim_r
 int lts_sim_run_goal(const lts_goal_t *g, const lts_sim_opts_t *o, lts_sim_result_t *res, char *err, size_t errlen);
 void lts_sim_result_free(lts_sim_result_t *r);
 
-/* GOAL internals shared by goal.c and engine.c */
+/* GOAL internals shared by goal.c and the GOAL executor (exec_goal.c) */
 enum { LTS_GOAL_SEND = 1, LTS_GOAL_RECV, LTS_GOAL_CALC };
 struct lts_goal {
     const char *name;
