@@ -129,7 +129,7 @@ PORTABILITY_TESTS := tests/python/test_inject.py tests/python/test_inject_cli.py
 test-openmpi:
 	$(MAKE) --no-print-directory MPI=openmpi test-c test-py PYTEST_FILES="$(PORTABILITY_TESTS)"
 
-# ---- Slurm (issue 17) -----------------------------------------------------------------------
+# ---- Slurm --------------------------------------------------------------------------------
 # tests/slurm/with-slurm.sh installs Debian's slurmctld, slurmd and munge when missing, brings up
 # a one-node Slurm (this host, 2 CPUs) in a temporary directory, runs the tests of tests/slurm
 # under it (srun with the bundled MPICH, inject run through srun, the docs' `sh slurm` blocks)
@@ -137,7 +137,7 @@ test-openmpi:
 test-slurm: build
 	tests/slurm/with-slurm.sh $(VPY) -m pytest -x -q -rf tests/slurm
 
-# ---- sanitizers and fuzzing (issue 12) ----------------------------------------------------
+# ---- sanitizers and fuzzing -------------------------------------------------------------
 # build-asan/: the C parts once more, against the same MPICH, with AddressSanitizer and
 # UndefinedBehaviorSanitizer (-O1: fast enough to run, close enough to -O2 to keep its code
 # paths), plus the fuzz harnesses of tests/fuzz. Any report aborts the program (no recovery),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark (b), issue 2: repetitions and wall time latscope needs for +-2.5 % at 95 % on an
+"""Benchmark: repetitions and wall time latscope needs for +-2.5 % at 95 % on an
 8-byte ping-pong, next to a fixed 10,000 iterations, in one run (interleaved). Targets: reps and
 wall-time ratio <= 1/10, with the same median within 3 %. Exit status 1 when a target is missed."""
 from __future__ import annotations

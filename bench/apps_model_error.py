@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 6 item 5: the LoGPC §5 application models against their real twins on this machine.
+"""Benchmark: the LoGPC §5 application models against their real twins on this machine.
 
 1. LogGP parameters of the same machine: `latscope-bench logp` (np 2) + `latscope fit logp`
    (or --params FILE). If that fails, the Hockney fit of a ping-pong sweep read as o_s = o_r = 0
@@ -12,9 +12,9 @@
    cost measured by the twin with its own MPI calls) and the refined ones beside them
    (latscope.apps_twins: PLogP stream costs measured by latscope-bench logp at the sizes used,
    the DAG's W measured by a computation-only microbenchmark in the twin). The headline is the
-   worst pattern (issue 12), not a median over all points. Nothing is fitted to the twins'
-   timings. Target: median <= 10 % in every pattern (issue 6) on the refined models; exit status
-   1 when missed, 2 when a run fails."""
+   worst pattern, not a median over all points (docs/apps.md "The sync remap: twin and model
+   reconciled"). Nothing is fitted to the twins' timings. Target: median <= 10 % in every pattern
+   on the refined models; exit status 1 when missed, 2 when a run fails."""
 from __future__ import annotations
 
 import argparse

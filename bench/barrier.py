@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks of issue 4, measured side by side in one run:
+"""Barrier benchmarks, measured side by side in one run:
   (a) best latscope barrier / native MPI_Barrier at np = 2 (target <= 1.1) and np = 4, both among
       the eligible rows only (latscope.selection: negative, zero-like or non-converged times are set
       aside and printed);
@@ -25,9 +25,10 @@ each row's errors across runs.
 --runs N repeats the whole measurement (LogP fit included) N times and states the spread of the
 error across runs; the error target holds when it is met in all runs but one (4 of 5), the ratio
 target in every run. Exit status 1 when a target is missed.
-"The barrier prediction error" of issue 12 item 8 is judged, as `latscope barrier compare` reports
-it, as the mean |error| over the modelled rows of a run; each run also prints its worst row, and the
-end the largest |row error| of every run, so that a mean met by rows that cancel is seen.
+The barrier prediction error (docs/barriers.md "Accuracy") is judged, as `latscope barrier
+compare` reports it, as the mean |error| over the modelled rows of a run; each run also prints its
+worst row, and the end the largest |row error| of every run, so that a mean met by rows that
+cancel is seen.
 --keep DIR keeps each run's files; --from DIR predicts again from them without measuring, and
 --without LIST leaves measured parameters out: a model change is judged on the same
 measurements. The loop simulation draws every cost from the spread the LogP runs measured for it

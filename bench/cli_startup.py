@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark issue 15 item 9: a responsive `latscope`. Target: <= 0.2 s (median) for
+"""Benchmark: a responsive `latscope`. Target: <= 0.2 s (median) for
 `latscope --version`, `latscope --help`, `latscope CMD --help` for every command, and for
 `latscope bench ...` up to the launch. Exit status 1 when the target is missed.
 

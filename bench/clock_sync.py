@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Collectives issue, benchmark 2: residual clock-synchronisation error after each method and its
+"""Benchmark: residual clock-synchronisation error after each method and its
 cost, at np = 2 and 4 (medians over runs; methods interleaved). The residual is measured after the
 synchronisation on the synchronised clocks (SKaMPI bounds, rank 0 against each rank); its own
 uncertainty (half the bounds' width) is printed alongside: a residual below it is noise."""

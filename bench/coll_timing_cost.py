@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Collectives issue, benchmark 1 (seed 001 Table 1): wall time to benchmark scatter over 0..100 KiB
+"""Benchmark (seed 001 Table 1): wall time to benchmark scatter over 0..100 KiB
 in 1 KiB steps, one repetition per size, with global vs max vs root timing, as ratios to root.
 Runs are interleaved (root, max, global, root, ...) so machine drift hits every method alike.
 The wall time is the whole latscope-bench process (global: clock synchronisation included) and,

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Benchmark P1, issue 12: latscope's 8-byte ping-pong median / a bare MPI_Send/MPI_Recv loop's
+"""Benchmark: latscope's 8-byte ping-pong median / a bare MPI_Send/MPI_Recv loop's
 median. Target <= 1.02 in every round (5 of 5). Exit status 1 when the target is missed.
 
 (a) the target, side by side in ONE launch per round (build/bin/steady-state): the bare loop
     (osu_latency's) and latscope's driver (lts_measure on the pingpong descriptor with the
     defaults latscope-bench uses: --sync auto, monotonic timer) for the same fixed count,
     alternated; a launch's own state (docs/measurement.md, "Launches") hits both.
-(b) shown beside it, as the issue first measured it: latscope-bench and bench/bare_pingpong.c in
+(b) shown beside it, as it was first measured: latscope-bench and bench/bare_pingpong.c in
     separate launches, interleaved; its per-round ratio also carries the launch-to-launch spread."""
 from __future__ import annotations
 

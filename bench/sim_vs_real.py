@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark issue 16 item 5: a schedule traced from a real run at np 2, simulated with the
+"""Benchmark: a schedule traced from a real run at np 2, simulated with the
 parameters measured here and the injector's delay table, against the injected real run
 (docs/trace.md "Against reality"). Target: the prediction within 10 % of the injected runs' median.
 

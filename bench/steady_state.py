@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Benchmark P2, issue 12 (steady state before stopping): latscope's default repetition control
-against OSU's osu_latency loop (fixed 10,000 timed iterations), side by side in ONE launch per
-round. build/bin/steady-state runs, per size and alternation, latscope's default run in the middle
-of its two references: half of OSU's loop and half of latscope's own operation run for as many
-repetitions before it, the other halves after it (the order mirrored every other alternation).
+"""Benchmark (steady state before stopping, docs/measurement.md "Steady state"): latscope's default
+repetition control against OSU's osu_latency loop (fixed 10,000 timed iterations), side by side in
+ONE launch per round. build/bin/steady-state runs, per size and alternation, latscope's default run
+in the middle of its two references: half of OSU's loop and half of latscope's own operation run
+for as many repetitions before it, the other halves after it (the order mirrored every other
+alternation).
 
 Target: at 0 B, 8 B, 1 KiB and 64 KiB, in every round and for every latscope run of the round,
 |latscope median / long-run median - 1| <= 3 % using <= 1/10 of OSU's repetitions (latscope's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Stop rules replayed offline on per-sample traces (issue 12 item 6; docs/measurement.md "Steady
+"""Stop rules replayed offline on per-sample traces (docs/measurement.md "Steady
 state", "Autocorrelated samples"). Reads the trace files `bench/steady_state_trace.py --keep DIR`
 writes (DIR/trace_<size>.txt) and replays a rule from every --every-th sample, each replay judged
 against the median of the --window repetitions around it (as bench/steady_state.py judges a run):

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Per-sample traces for bench/steady_state_trace.py (issue 12 item 6: what happens when latscope's
+/* Per-sample traces for bench/steady_state_trace.py (what happens when latscope's
  * adaptive run misses the long-run median). In ONE launch, per message size, latscope's default
  * `pingpong` (the `auto` sync row: back to back, the `monotonic` timer) runs for a fixed N
  * repetitions after its default warm-up, and rank 0 writes one line per repetition:

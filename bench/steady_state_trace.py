@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a missed round of bench/steady_state.py met (issue 12 item 6): per-sample traces of
+"""What a missed round of bench/steady_state.py met: per-sample traces of
 latscope's default ping-pong in one launch, the stop rule replayed on them, and a probe of what
 moves with the ping-pong's state (build/bin/steady-state-trace; docs/measurement.md "Steady state").
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark, issue 13: the study harness's own cost per run (`latscope study run`: plan, launch
+"""Benchmark: the study harness's own cost per run (`latscope study run`: plan, launch
 line, injector preload and its logs, the record appended and fsynced, progress), as a share of a
 1 s run. Side by side in one session: R bare launches `mpiexec -n 2 latscope-cg` (the cost any
 MPI run has) and one `latscope study run` of R runs of the same app (table "none": no injector;

@@ -1,4 +1,4 @@
-/* CG mini-app (issue 13 item 1; docs/miniapps.md "cg"): NPB CG — the inverse power method on a
+/* CG mini-app (docs/miniapps.md "cg"): NPB CG — the inverse power method on a
  * random sparse symmetric positive definite matrix, each outer iteration solving A z = x by 25
  * conjugate-gradient steps, zeta = shift + 1 / (x . z) verified against NPB's published value.
  *

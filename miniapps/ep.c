@@ -1,4 +1,4 @@
-/* EP mini-app (issue 13 item 1; docs/miniapps.md "ep"): NPB EP — Gaussian pairs by the Marsaglia
+/* EP mini-app (docs/miniapps.md "ep"): NPB EP — Gaussian pairs by the Marsaglia
  * polar method from NPB's randlc stream, counted in square annuli; the only communication is one
  * MPI_Allreduce at the end. The control application of the study: nearly no messages, so latency
  * variation should not change its runtime (seed 004 §6).

@@ -1,4 +1,4 @@
-/* FT mini-app (issue 13 item 1; docs/miniapps.md "ft"): NPB FT's computation — a 3-D complex FFT
+/* FT mini-app (docs/miniapps.md "ft"): NPB FT's computation — a 3-D complex FFT
  * of NPB's pseudo-random initial field, then per time step t the field multiplied by
  * exp(-4 alpha pi^2 |k|^2 t) in spectral space and transformed back, with NPB's checksum of 1024
  * points — on a slab decomposition whose transpose is one MPI_Alltoall per transform (the

@@ -1,4 +1,4 @@
-/* IS mini-app (issue 13 item 1; docs/miniapps.md "is"): NPB IS — ranking of integer keys by a
+/* IS mini-app (docs/miniapps.md "is"): NPB IS — ranking of integer keys by a
  * bucket sort whose redistribution is one MPI_Alltoall of counts and one MPI_Alltoallv of keys
  * per iteration.
  *

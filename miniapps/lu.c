@@ -1,4 +1,4 @@
-/* LU/SSOR-style wavefront mini-app (issue 13 item 1; docs/miniapps.md "lu").
+/* LU/SSOR-style wavefront mini-app (docs/miniapps.md "lu").
  *
  * The communication pattern of NPB LU's blts/buts (seed 004 §4.2 names LU the application most
  * hurt by latency variation): symmetric successive over-relaxation on the 7-point Poisson operator

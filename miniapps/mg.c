@@ -1,4 +1,4 @@
-/* MG mini-app (issue 13 item 1; docs/miniapps.md "mg"): V-cycle multigrid for the 7-point Poisson
+/* MG mini-app (docs/miniapps.md "mg"): V-cycle multigrid for the 7-point Poisson
  * problem -lap u = f on the unit cube, zero Dirichlet boundary, n = 2^L intervals per dimension,
  * with a halo exchange on every level (seed 004 §4.2: MG among the communication-intensive NPB
  * codes; its coarse levels exchange ever smaller messages, which makes it latency-sensitive).

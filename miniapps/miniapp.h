@@ -1,4 +1,4 @@
-/* The mini-app suite's common part (issue 13 item 1; docs/miniapps.md "The common interface").
+/* The mini-app suite's common part (docs/miniapps.md "The common interface").
  *
  * Each mini-app is one file miniapps/<app>.c whose main is its descriptor, given to LTS_MAPP_MAIN:
  *

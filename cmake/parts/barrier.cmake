@@ -1,4 +1,5 @@
-# Barrier algorithms (issue 4): the semantics check run under mpiexec by tests/python/test_barrier.py.
+# Barrier algorithms (docs/barriers.md "Barrier rows"): the semantics check run under mpiexec by
+# tests/python/test_barrier.py.
 add_executable(barrier-check tests/c/barrier_check.c apps/test_hooks.c)
 target_include_directories(barrier-check PRIVATE ${CMAKE_SOURCE_DIR}/apps)
 target_link_libraries(barrier-check PRIVATE latscope)

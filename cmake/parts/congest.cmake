@@ -1,4 +1,4 @@
-# latscope-congest (issue 5, seed 004 §5.1 Algorithm 3): background load between rank pairs with
+# latscope-congest (seed 004 §5.1 Algorithm 3): background load between rank pairs with
 # exponential inter-message gaps from MT19937-64. Its own executable, not a latscope-bench
 # command: it runs alongside the program being measured, for a duration or until a signal.
 # The program is apps/latscope_congest.c; src/congest holds the generator and its random numbers.

@@ -1,4 +1,4 @@
-# Fuzz harnesses (issue 12): tests/fuzz/fuzz_<parser>.c, each with the libFuzzer entry point,
+# Fuzz harnesses: tests/fuzz/fuzz_<parser>.c, each with the libFuzzer entry point,
 # linked with our own mutation driver (tests/fuzz/driver.c: there is no clang here). Built only
 # in the sanitizer build (`make test-asan` configures build-asan with -DLTS_FUZZ=ON and
 # -fsanitize=address,undefined). The parser sources are compiled into each harness with

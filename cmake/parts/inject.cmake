@@ -1,4 +1,4 @@
-# Injector extras (issue 5). bench/inject_overhead.py runs inject-overhead with and without
+# Injector extras. bench/inject_overhead.py runs inject-overhead with and without
 # liblatscope_inject.so preloaded; like bare-pingpong it links only MPI, so what it measures is
 # the MPI library's MPI_Send and whatever LD_PRELOAD puts in front of it.
 add_executable(inject-overhead ${CMAKE_SOURCE_DIR}/bench/inject_overhead.c)
@@ -68,7 +68,7 @@ unset(CMAKE_REQUIRED_INCLUDES)
 unset(CMAKE_REQUIRED_LIBRARIES)
 unset(CMAKE_REQUIRED_QUIET)
 
-# The injector's message mode (LATSCOPE_INJECT_COLL=messages, issue 13 item 6): a bcast timed as
+# The injector's message mode (LATSCOPE_INJECT_COLL=messages): a bcast timed as
 # the job sees it (largest time over the ranks), beside its PMPI_ baseline; links only MPI.
 add_executable(inject-coll-probe ${CMAKE_SOURCE_DIR}/tests/c/inject_coll_probe.c)
 target_link_libraries(inject-coll-probe PRIVATE MPI::MPI_C)

@@ -1,4 +1,4 @@
-# The mini-app suite (issue 13 item 1, docs/miniapps.md): build/bin/latscope-<app> from
+# The mini-app suite (docs/miniapps.md): build/bin/latscope-<app> from
 # miniapps/<app>.c and the common part miniapps/miniapp.c. One line per app below; a list, not a
 # glob, so an app file that is still being written does not break everyone's build.
 add_library(lts_miniapp_common STATIC ${CMAKE_SOURCE_DIR}/miniapps/miniapp.c)

@@ -1,4 +1,4 @@
-# liblatscope_systime.so (issue 14 item 3; docs/budget.md "Inside the MPI call"): an LD_PRELOAD
+# liblatscope_systime.so (docs/budget.md "Inside the MPI call"): an LD_PRELOAD
 # interposer on libc's socket, read/write and polling calls. Self-contained (no liblatscope, no
 # MPI): it is preloaded into every process of a launch, the launcher's included, and into plain
 # programs. Only lts_systime_* and the wrapped libc names are exported.

@@ -1,4 +1,4 @@
-# The tracer (issue 16 item 2c, docs/trace.md): liblatscope_trace.so, loaded with LD_PRELOAD like
+# The tracer (docs/trace.md): liblatscope_trace.so, loaded with LD_PRELOAD like
 # the injector, records each rank's MPI calls; its blocking collectives run as rows of
 # liblatscope's algorithm registry. trace-pingpong is the program its tests and
 # bench/sim_vs_real.py trace (links only MPI).

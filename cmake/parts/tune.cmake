@@ -1,4 +1,4 @@
-# Run-time selection (issue 3 item 7, seed 001 §4 Opt_Scatter): the example application that
+# Run-time selection (seed 001 §4 Opt_Scatter): the example application that
 # tunes scatter and then uses lts_scatter_tuned, and the MPI test program of tune.h (run under
 # mpiexec by tests/python/test_tune.py at np 1..4).
 add_executable(example-tuned-scatter ${CMAKE_SOURCE_DIR}/examples/tuned_scatter.c)

@@ -1,6 +1,6 @@
 /* The interface of liblatscope_systime.so, the LD_PRELOAD interposer that counts libc's socket,
- * read/write and polling calls and the cycle-counter time spent inside them (issue 14 item 3;
- * docs/budget.md, "Inside the MPI call"). A program is never linked against the interposer: it
+ * read/write and polling calls and the cycle-counter time spent inside them
+ * (docs/budget.md, "Inside the MPI call"). A program is never linked against the interposer: it
  * looks the functions up at run time, so the same binary runs with and without it:
  *
  *     lts_systime_start_fn start = lts_systime_lookup_start();   NULL: not preloaded

@@ -1,4 +1,4 @@
-"""`latscope barrier`: the seed's barrier benchmark and measured-vs-predicted (issue 4).
+"""`latscope barrier`: the seed's barrier benchmark and measured-vs-predicted (docs/barriers.md).
 
   latscope barrier bench [--np N] [--alg LIST] [--dummy-work 30us] [--reps 100] [-o FILE] [-- extra]
       seed 002 §4.3, Fig. 4: repeat {t0; barrier; t1; dummy work}, back to back (no other

@@ -1,4 +1,4 @@
-"""Launch-to-launch variation (issue 12, item 7).
+"""Launch-to-launch variation (docs/measurement.md "Launches").
 
 One `mpiexec` launch can sit in one state for its whole life: its ranks' placement, the pages
 its buffers got, the MPI's choice of shared-memory paths. Here the isolated 8 B ping-pong median

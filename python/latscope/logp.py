@@ -1,4 +1,4 @@
-"""LogP / LogGP / PLogP parameters from `latscope-bench logp` records (issue 4).
+"""LogP / LogGP / PLogP parameters from `latscope-bench logp` records (docs/barriers.md).
 
 Per message size m the records give medians of
   o_s(m)  time in the send call,

@@ -1,4 +1,4 @@
-"""Which measured points may win a selection (issue 12): the one eligibility rule of every argmin
+"""Which measured points may win a selection: the one eligibility rule of every argmin
 over measured medians — ``latscope tune`` / ``decide`` (and its C twin, lts_tune_decide_obs in
 src/algos/tune_table.c), the "best" barrier of ``barrier compare`` and bench/barrier.py, and the
 report's "fastest" column. docs/tune-format.md "Which candidates are ranked" states it.

@@ -1,4 +1,4 @@
-/* All-to-all family from point-to-point messages (issue 13 item 6: the injector's message mode
+/* All-to-all family from point-to-point messages (the injector's message mode
  * runs MPI_Allgather and MPI_Alltoall as these). Return MPI error codes. */
 #include "internal.h"
 #include <stdlib.h>

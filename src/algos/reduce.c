@@ -1,4 +1,4 @@
-/* Reduction algorithms built from point-to-point messages (issue 13 item 6: the injector's
+/* Reduction algorithms built from point-to-point messages (the injector's
  * message mode runs MPI_Reduce and MPI_Allreduce as these, so each internal message is delayed).
  * Return MPI error codes: they stand in for MPI_Reduce / MPI_Allreduce. */
 #include "internal.h"

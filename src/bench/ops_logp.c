@@ -1,4 +1,4 @@
-/* LogP / LogGP / PLogP parameter measurement (issue 4; seed 002 §5.1, seed 003 §2; netgauge's
+/* LogP / LogGP / PLogP parameter measurement (seed 002 §5.1, seed 003 §2; netgauge's
  * and PLogP's methods): operation descriptors timed by the one driver (lts_measure) on a pair,
  * group rank 0's clock:
  *   o_s  time in the send call (MPI_Send), the receive pre-posted by the partner (prepare)

@@ -80,8 +80,8 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     MPI_Get_processor_name(host, &hl);
     char *all = me == 0 ? calloc((size_t)P, MPI_MAX_PROCESSOR_NAME) : NULL;
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
-    /* load and oversubscription (issue 12, item 8): also starts rank 0's load monitor, which the
-     * point records read */
+    /* load and oversubscription (docs/results-schema.md "Load and oversubscription"): also starts
+     * rank 0's load monitor, which the point records read */
     lts_host_info_t mine, worst;
     int over = 0;
     int src = lts_host_survey(comm, &mine, &worst, &over);

@@ -2,7 +2,7 @@
  * calls. Each wrapper reads the cycle counter before and after the real call (dlsym RTLD_NEXT)
  * and adds the call and its ticks to this thread's counters, so a budget can split an MPI
  * call's time into user-space library work and time inside system calls (seed 000 §5-6 splits
- * "MPI send" and "MPI receive" off the driver and the wire the same way; issue 14 item 3).
+ * "MPI send" and "MPI receive" off the driver and the wire the same way).
  * Interface and output: include/latscope/systime.h, docs/budget.md "Inside the MPI call".
  *
  * Fast path: one TLS load, two counter reads, two plain stores into a block only this thread

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The MPI programs of the sanitizer build under mpiexec (make test-asan, issue 12): the check
+# The MPI programs of the sanitizer build under mpiexec (make test-asan): the check
 # programs the Python tests run (algos-check, barrier-check, tune-check) and short latscope-bench
 # p2p / coll (every operation) / logp / app / tune runs, latscope-congest, and the injector
 # (liblatscope_inject.so preloaded into inject-probe), at np 2 and, for the check programs, np 1

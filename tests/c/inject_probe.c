@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
         }
     }
     /* per rank: min and median of the send call, through MPI_ then PMPI_ */
-    /* the gather fills 4 entries per rank: at np 3 and more a fixed [8] overflowed (ASan, issue 12) */
+    /* the gather fills 4 entries per rank: at np 3 and more a fixed [8] overflowed (ASan) */
     double send_stats[4] = {0, 0, 0, 0}, *all_send = calloc((size_t)4 * (size_t)size, sizeof(double));
     if (size >= 2 && rank < 2)
         for (int b = 0; b < 2; b++) {

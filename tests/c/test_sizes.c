@@ -31,7 +31,7 @@ int main(void) {
     CHECK(parse("", &v, &n, msg) == LTS_EINVAL);
     CHECK(parse("0:1G:+1", &v, &n, msg) == LTS_ERANGE && strstr(msg, "more than"));
     CHECK(parse("8K:1K:x2", &v, &n, msg) == LTS_EINVAL);
-    /* found by tests/fuzz/fuzz_sizes.c: a factor this close to 1 looped for hours (issue 12) */
+    /* found by tests/fuzz/fuzz_sizes.c: a factor this close to 1 looped for hours */
     CHECK(parse("1:1G:x1.0000000000000002", &v, &n, msg) == LTS_EINVAL && strstr(msg, "too close to 1"));
     CHECK(parse("1000:2000:x1.00001", &v, &n, msg) == LTS_OK && n == 1001 && v[0] == 1000 && v[1000] == 2000);
     free(v);

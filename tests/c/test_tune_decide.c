@@ -1,4 +1,4 @@
-/* lts_tune_decide_obs / lts_tune_decide: the eligibility rule of selection (issue 12; tune.h,
+/* lts_tune_decide_obs / lts_tune_decide: the eligibility rule of selection (tune.h,
  * docs/tune-format.md "Which candidates are ranked"). A negative median (root timing's
  * confirmation subtraction, never clamped), a median whose CI reaches zero, an undefined one,
  * one without valid repetitions and a non-converged one whose CI overlaps another's never win,

@@ -1,4 +1,4 @@
-"""Barrier algorithms (issue 4): semantics of every registry row under staggered entry
+"""Barrier algorithms (docs/barriers.md): semantics of every registry row under staggered entry
 (barrier-check, tests/c/barrier_check.c) at np = 1..4, and at np = 5..8 in the slower set below;
 the latscope-bench selection of parametrised rows and its bad input (exit 2, the value named, on
 every np). 3 and more ranks share 2 cores here: iterations are few; no wall-clock assertions."""

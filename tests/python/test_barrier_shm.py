@@ -1,6 +1,6 @@
-"""The shared-memory barrier rows across "nodes" (issue 4): on one machine every rank shares
-memory, so the node leaders' path of `shm` and `tree-shm` (leaders synchronise by MPI messages,
-then release their node through the window) only runs with the test hook
+"""The shared-memory barrier rows across "nodes" (docs/barriers.md "Barrier rows"): on one machine
+every rank shares memory, so the node leaders' path of `shm` and `tree-shm` (leaders synchronise
+by MPI messages, then release their node through the window) only runs with the test hook
 LATSCOPE_TEST_SHM_NODE_SIZE=m (src/algos/barrier.c get_shm: "nodes" of m consecutive ranks).
 Semantics as in test_barrier.py: barrier-check's staggered entry, back-to-back bursts, dup'd and
 split communicators. No wall-clock assertions."""

@@ -1,4 +1,4 @@
-"""`latscope budget` (docs/budget.md, issue 14): the ladder at tiny repetition counts through the
+"""`latscope budget` (docs/budget.md): the ladder at tiny repetition counts through the
 CLI, a synthetic rung whose known 5 us busy-wait inside one side shows as a 5 us +- 0.3 us
 component (medians and minima), the what-if arithmetic, network namespaces always removed (also
 when the run is killed, by SIGTERM and by SIGKILL), the non-root path (run as nobody) skipping

@@ -28,7 +28,7 @@ WIRE = {"name": "virtual-wire", "of": "tcp-veth-poll", "minus": ["tcp-poll"]}
 
 
 def test_component_whose_ci_reaches_zero_is_not_resolved() -> None:
-    # the case: -120 ns +- 112 (difference of two rungs of ~5 us)
+    # a measured case: -120 ns +- 112 (difference of two rungs of ~5 us)
     runs = [_run({"tcp-veth-poll": (4.88e-6, 80e-9), "tcp-poll": (5.0e-6, 80e-9)})]
     (c,) = budget.components(runs, [WIRE])
     assert c["value_s"] == pytest.approx(-120e-9) and c["resolved"] is False

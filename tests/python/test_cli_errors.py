@@ -1,5 +1,5 @@
 """Bad input gets a clear message naming the value and what is allowed, exit 2; an unexpected
-exception is one line plus the LATSCOPE_DEBUG hint, exit 1 (issue 12, items 1 and 11)."""
+exception is one line plus the LATSCOPE_DEBUG hint, exit 1."""
 from __future__ import annotations
 
 import os

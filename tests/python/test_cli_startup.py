@@ -1,4 +1,4 @@
-"""A responsive `latscope` (issue 15 item 9): building the parser of every command, `--help`,
+"""A responsive `latscope`: building the parser of every command, `--help`,
 `--version` and `latscope bench` up to its launch import none of pandas, numpy, scipy or
 matplotlib (commands import them inside `main`; latscope/commands.py). What is asserted is the
 set of imported modules, not a time (bench/cli_startup.py times it)."""

@@ -1,4 +1,4 @@
-"""Every command README.md, docs/*.md and examples/README.md show runs as written (issue 12, item 1).
+"""Every command README.md, docs/*.md and examples/README.md show runs as written.
 
 Fenced blocks carry an info string that says what is done with them:
   sh           run as written, in order, in one temporary directory per document (later blocks may

@@ -1,4 +1,4 @@
-"""latscope installed the ways users install it (issue 17 items 1 and 2; README "Install").
+"""latscope installed the ways users install it (README "Install").
 
 1. `pip install .`: an sdist, a wheel built from that sdist (python -m build, without isolation:
    this venv has the build backend and, by default, the bundled MPICH), the wheel installed into a

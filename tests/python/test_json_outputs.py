@@ -1,5 +1,5 @@
 """Every JSON and JSON Lines file the CLI (and the C programs behind it) writes is strict JSON: no NaN,
-Infinity or -Infinity, which jq and most parsers reject (issue 12, item 9). Each output is parsed
+Infinity or -Infinity, which jq and most parsers reject. Each output is parsed
 with json.loads(..., parse_constant=<raise>)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mini-apps LU, FT and MG (issue 13 item 1, docs/miniapps.md): verification at np 1..4 with the
+"""Mini-apps LU, FT and MG (docs/miniapps.md): verification at np 1..4 with the
 same bits at every np, the serial rerun behind --iters, the fault flag failing verification
 (exit 1), bad arguments and disallowed np (exit 2, one line from rank 0, no hang). Class S
 throughout: each launch takes well under a second here."""

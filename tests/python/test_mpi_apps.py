@@ -63,7 +63,7 @@ def test_remap_delivers_every_message(np_, style, dest, tmp_path):
 
 
 def test_sync_remap_model_matches_twin_np2(tmp_path):
-    """Issue 12: the sync remap was predicted +117 % to +384 % above its twin, because the model's
+    """The sync remap was predicted +117 % to +384 % above its twin, because the model's
     round trip came from `latscope-bench logp`, whose MPI_Recv/MPI_Wait yield the processor in
     MPICH while they wait, and the twin waits in MPI_Waitany, which does not. With the round trip
     and the handler cost measured by the twin with its own calls, the paper's model (C_r = a
@@ -350,7 +350,8 @@ def test_sync_remap_uses_the_twins_round_trip():
 def test_per_pattern_worst_case_headline(tmp_path):
     """One summary per pattern (remap async, remap sync, dag) with its worst |error| and where, its
     median, the oversubscribed points apart; the headline is the worst pattern, not a median over
-    all points (issue 12: a median over mostly DAG points hid a sync remap 3-5x off)."""
+    all points (a median over mostly DAG points hid a sync remap 3-5x off; docs/apps.md "The sync
+    remap: twin and model reconciled")."""
     (tmp_path / "params_logp.json").write_text(json.dumps(PARAMS))
     t = apps_twins.prediction_table(apps_twins.app_points([load(_synthetic(tmp_path))]),
                                     apps_twins.twin_params(tmp_path))

@@ -1,4 +1,4 @@
-"""Timing methods and clock synchronisation of latscope-bench coll (collectives issue, items 2-6),
+"""Timing methods and clock synchronisation of latscope-bench coll (docs/collectives.md),
 at np = 1..4. Clock synchronisation must recover a per-rank offset and drift injected through
 the timer's test hook (LATSCOPE_TEST_CLOCK_SKEW="O,D": rank r's timer reads (1 + r D) t + r O).
 Medians and minima only; 3 and 4 ranks share 2 cores, so tolerances are wide."""

@@ -1,6 +1,7 @@
-"""Noise awareness and launch-to-launch variation (issue 12, items 7 and 8): every record says how
-busy the machine was and whether ranks were oversubscribed; `latscope bench --launches N` repeats
-a run in N launches and tells when they disagree beyond their own CIs."""
+"""Noise awareness and launch-to-launch variation (docs/results-schema.md "Load and
+oversubscription", "Several launches"): every record says how busy the machine was and whether
+ranks were oversubscribed; `latscope bench --launches N` repeats a run in N launches and tells
+when they disagree beyond their own CIs."""
 from __future__ import annotations
 
 import json
@@ -54,8 +55,9 @@ def test_records_carry_load_and_oversubscription(np_, tmp_path):
 
 
 def test_oversubscribed_at_4_not_at_2(tmp_path):
-    """The case issue 12 names, judged against this machine's CPUs: 4 ranks on 2 cores are
-    oversubscribed, 2 are not (on a machine with 4 or more CPUs neither is)."""
+    """Oversubscription (docs/results-schema.md "Load and oversubscription"), judged against this
+    machine's CPUs: 4 ranks on 2 cores are oversubscribed, 2 are not (on a machine with 4 or more
+    CPUs neither is)."""
     verdict = {}
     for np_ in (2, 4):
         out = tmp_path / f"o{np_}.jsonl"

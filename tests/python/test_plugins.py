@@ -1,4 +1,4 @@
-"""The one extension mechanism (issue 15 item 4; latscope/plugins.py): commands are the
+"""The one extension mechanism (latscope/plugins.py): commands are the
 latscope/*_cli.py modules, each a Command, a group's members under their group; report parts are
 the latscope/parts modules, each read into a Part, in ORDER."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`latscope report` on every kind of results file alone and mixed (issue 12, item 2): each shows the
+"""`latscope report` on every kind of results file alone and mixed: each shows the
 sections it has data for, and a section that fails is a note, never a traceback."""
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""`latscope results export FILE --csv|--parquet` (issue 17, item 5): what goes out reads back as
-the same table, every value exact (floats included), and a Parquet file carries the metadata."""
+"""`latscope results export FILE --csv|--parquet` (docs/results-schema.md "Exporting"): what goes
+out reads back as the same table, every value exact (floats included), and a Parquet file carries
+the metadata."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Eligibility of measured points in every argmin over medians (issue 12; latscope.selection,
+"""Eligibility of measured points in every argmin over medians (latscope.selection,
 docs/tune-format.md "Which candidates are ranked") outside `latscope tune` (tested in
 test_tune.py): the best barrier of `barrier compare` (and bench/barrier.py's best / native, which
 reads the same columns) and the report's "fastest" collective. Records are fixed by hand: each

@@ -1,4 +1,4 @@
-"""Steady state before stopping (issue 12 item 6; docs/measurement.md "Steady state"), on real MPI
+"""Steady state before stopping (docs/measurement.md "Steady state"), on real MPI
 samples: the stop rule follows a state change made of real samples instead of stopping in the
 state just left, and bench/steady_state.py counts latscope's warm-up in its repetitions."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The study's design against a shared machine (issue 13 item 7; docs/study.md, "Repeated
+"""The study's design against a shared machine (docs/study.md, "Repeated
 launches", "Blocks in the analysis", "Why a 2 x 2 block grid at np 2"): a plan's `launches` and
 their order, each cell's minimum over its launches, runtimes taken relative to their block, and
 the wavefront at np 2 growing with the delays' spread (real MPI, the real injector)."""

@@ -1,4 +1,4 @@
-"""`latscope study run` and `latscope study analyze` (issue 13 items 4-5; docs/study.md).
+"""`latscope study run` and `latscope study analyze` (docs/study.md).
 
 The statistics are checked against published worked examples, against an independent Monte
 Carlo computation and against scipy; the runner with the real mini-apps under the injector:

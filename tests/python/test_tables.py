@@ -155,7 +155,7 @@ def fitset() -> T.FitSet:
 @pytest.mark.parametrize("shape,loc,scale", [(0.5, 2e-6, 4e-6), (1.0, 1e-6, 2e-6)])
 @pytest.mark.parametrize("seed", range(4))
 def test_fit_recovers_known_parameters(shape: float, loc: float, scale: float, seed: int) -> None:
-    """The issue's case: a clean lognormal given in seconds (scipy's own fit in seconds returns
+    """A clean lognormal given in seconds (scipy's own fit in seconds returns
     loc -8 s, shape 3e-7)."""
     x = stats.lognorm.rvs(shape, loc=loc, scale=scale, size=20000, random_state=seed)
     f = T.fit_lognormal(x)

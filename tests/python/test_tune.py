@@ -1,4 +1,4 @@
-"""Run-time selection (issue 3 item 7; seed 001 §4 Opt_Scatter): the tuned dispatcher, the
+"""Run-time selection (seed 001 §4 Opt_Scatter): the tuned dispatcher, the
 decision-table format (golden file, strict loader), latscope-bench tune, latscope tune, the
 example and the report part. MPI tests run at np = 1..4 with timeouts; no wall-clock asserts:
 the slowed candidate carries a 5 ms busy-wait, far above any scatter median here."""
@@ -306,7 +306,7 @@ def test_demo_step_and_section(tmp_path):
     assert tune_part.section_decision(ReportInput([], {}, tmp_path)) is None
 
 
-# ---- eligibility: negative, undefined, non-converged medians never win (issue 12) -------------
+# ---- eligibility: negative, undefined, non-converged medians never win ------------------------
 
 US = 1e-6
 

@@ -1,4 +1,4 @@
-"""latscope under a real Slurm (issue 17, item 3): run by `make test-slurm` inside
+"""latscope under a real Slurm (docs/slurm.md): run by `make test-slurm` inside
 tests/slurm/with-slurm.sh, which brings up a one-node Slurm (this host, 2 CPUs) and sets
 SLURM_CONF. The bundled MPICH speaks PMI-1/PMI-2, so every srun line says --mpi=pmi2 (the
 generated slurm.conf has MpiDefault=none, as a site whose default is something else would:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # with-slurm.sh COMMAND...: run COMMAND inside a single-node Slurm brought up for it, then take
-# the Slurm down again (issue 17, item 3; docs/slurm.md).
+# the Slurm down again (docs/slurm.md).
 #
 # Debian's packages (slurmctld, slurmd, slurm-client, munge; apt-get installs them when missing:
 # root only). Everything else lives in a temporary directory: a fresh munge key and munged socket,

@@ -739,7 +739,7 @@ def loop_time_s(program: Program, P: int, k: int, params: SimParams, *, dummy_s:
     # first misses its look, pays the floor, leaves wait_s - o_r later and so enters second next
     # time (simulate(stagger_s=...) starts there). Measured, launches beside heavy load sat
     # nearer the cycle and the quietest in the window (docs/barriers.md "The exchange rows"); the
-    # prediction is for the quiet machine: ranks entering together, the window.
+    # prediction is for a quiet machine: ranks entering together, the window.
     if params.jitter:
         # with measured noise: as many barriers as the benchmark times (bench_args: 300 after its
         # warm-up), so that each rank's median is taken over a sample of the same size, pooled over

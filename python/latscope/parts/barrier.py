@@ -1,4 +1,4 @@
-"""Barriers and LogP in the main job (issue 4): LogP/LogGP/PLogP measurement of one pair, the
+"""Barriers and LogP in the main job: LogP/LogGP/PLogP measurement of one pair, the
 seed's barrier benchmark (seed 002 §4.3) at 2 and 4 ranks, the LogP fit written to
 <out>/params_logp.json (ORDER 10: other parts read it), and two report sections: the parameter
 table and measured vs predicted barrier times."""

@@ -1,4 +1,4 @@
-"""Collectives in the main job and the report (collectives issue, item 8): the timing methods
+"""Collectives in the main job and the report (docs/collectives.md): the timing methods
 compared on scatter and gather (seed 001 Fig. 2), what each method costs (seed 001 Table 1),
 the algorithms compared, isolated against pipelined repetitions (seed 001 Fig. 1), and the
 clock synchronisation that global timing used."""

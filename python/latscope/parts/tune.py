@@ -1,4 +1,4 @@
-"""Run-time selection in the main job (issue 3 items 7-8; seed 001 §4, Opt_Scatter): a short
+"""Run-time selection in the main job (seed 001 §4, Opt_Scatter): a short
 ``latscope-bench tune`` of scatter at 2 ranks, and the report's decision table.
 
 Where the table comes from: the step writes the usual results records (meta + one point per

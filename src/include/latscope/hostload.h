@@ -1,4 +1,4 @@
-/* What else the machine is doing while we measure (issue 12, item 8): the load average, CPUs and
+/* What else the machine is doing while we measure: the load average, CPUs and
  * ranks per host (oversubscription), and the CPU time other processes took during each point.
  * docs/results-schema.md ("Load and oversubscription") defines the fields these fill. */
 #ifndef LATSCOPE_HOSTLOAD_H
