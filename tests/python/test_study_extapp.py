@@ -114,6 +114,11 @@ def test_external_programs_run_resume_analyze_report(work: Path, tmp_path: Path)
     html = (out / "report.html").read_text()
     assert "npb np 2" in html or "npb" in html
     assert "Traceback" not in cp.stderr
+    # --json: the same document on standard output, nothing else there
+    cp = subprocess.run([*LATSCOPE, "study", "analyze", str(out), "--json"], capture_output=True, text=True,
+                        timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert json.loads(cp.stdout)["apps"] == doc["apps"]
 
 
 BAD = """\
@@ -208,6 +213,10 @@ def test_apps_listing(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "  runtime  /solve: ([0-9.]+) ms/ in ms\n  verified must not match /FAILED/, exit status 0\n" in out
     assert "  env      EXTAPP_UNUSED=1\n" in out
     assert "  runtime  wall time of the launch\n  verified none (unverified)\n" in out
+    assert study_cli.main(["apps", str(plan), "--json"]) == 0
+    apps = {a["name"]: a for a in json.loads(capsys.readouterr().out)}
+    assert apps["npb"]["runtime"] == "preset npb: Time in seconds ="
+    assert apps["wall"]["verified"] == "none (unverified)" and apps["wall"]["nps"] == [2]
 
 
 @pytest.mark.parametrize("edit,key,words", [
@@ -268,6 +277,11 @@ def test_sensitivity_slope_counts_the_delayed_calls(work: Path, tmp_path: Path) 
         assert p["median_runtime_s"][1] > p["median_runtime_s"][0] + 0.5 * p["delayed_calls_per_rank"] * 20e-6
     assert "latency-critical messages per run" in cp.stdout and "on the critical path" in cp.stdout
     assert (out / "sensitivity.png").stat().st_size > 1000
+    cp = subprocess.run([*LATSCOPE, "study", "sensitivity", "--levels", "0,1", "--classes", "p2p", "--repetitions",
+                         "1", "--runtime", "npb", "--json", "-o", str(tmp_path / "sens-json"), "--",
+                         str(work / "extapp"), "--style", "npb"], capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert json.loads(cp.stdout)["classes"][0]["calls"] == "p2p"
 
 
 @pytest.mark.parametrize("argv,words", [

@@ -39,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", help="a study's runs.jsonl (latscope study run), or its directory")
     p.add_argument("-o", "--out", help="output directory for analysis.json, table4.txt/.csv, the figures "
                                        "and report.html (default: the results' directory)")
+    p.add_argument("--json", action="store_true",
+                   help="print analysis.json's document on standard output instead of the table")
 
 
 # ---------------------------------------------------------------- the tests, from their formulas
@@ -446,12 +448,15 @@ def run(args: argparse.Namespace) -> int:
     from latscope import report
 
     html = report.build([], out / "report.html", title="latscope study: latency variation (seed 004)")
-    print(table)
-    for line in findings(doc["apps"]):
-        print(line)
     for a in res:
         for note in a.notes:
             print(f"{a.app} np={a.np}: {note}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print(jsonio.dumps(doc, indent=1))
+        return 0
+    print(table)
+    for line in findings(doc["apps"]):
+        print(line)
     for f in [out / "analysis.json", out / "table4.txt", out / "table4.csv", *figs, html]:
         print(f)
     return 0

@@ -77,6 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                        "(default: measured once by latscope-congest before the sweep)")
     p.add_argument("--seed", default="1", help="seed of the congestion generator's gaps (default 1)")
     p.add_argument("-o", "--out", default="study-load", help="output directory (default study-load)")
+    p.add_argument("--json", action="store_true",
+                   help="print the levels (load.jsonl's level records) as one JSON document instead of the table")
 
 
 @dataclass(frozen=True)
@@ -331,10 +333,15 @@ def run(args: argparse.Namespace) -> int:
         lv.update(level_stats(samples))
         levels.append(lv)
     paths = write_outputs(o, meta, levels)
-    sys.stdout.write(text_table(levels))
+    if getattr(args, "json", False):
+        from latscope import jsonio
+
+        print(jsonio.dumps({"meta": meta, "levels": levels}, indent=1))
+    else:
+        sys.stdout.write(text_table(levels))
     if any(lv["fit"] is None for lv in levels):
         print("latscope study load: note: no lognormal fit where a level's samples are degenerate "
               "(fit_error in load.jsonl)", file=sys.stderr)
-    for p in paths:
+    for p in ([] if getattr(args, "json", False) else paths):
         print(p)
     return 0 if all(math.isfinite(lv["mean_s"]) for lv in levels) else 1

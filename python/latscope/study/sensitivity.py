@@ -48,6 +48,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds a launch may take (default 300)")
     p.add_argument("--seed", type=int, default=1, help="seed of the launch order (default 1)")
     p.add_argument("-o", "--out", default="sensitivity", help="output directory (default sensitivity)")
+    p.add_argument("--json", action="store_true",
+                   help="print sensitivity.json's document on standard output instead of the lines")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
 
 
@@ -292,8 +294,11 @@ def run(args: argparse.Namespace) -> int:
            "classes": [asdict(p) for p in profs]}
     (out / "sensitivity.json").write_text(jsonio.dumps(res, indent=1) + "\n")
     fig = figure(profs, runs, out / "sensitivity.png")
-    for ln_ in lines(profs, args.np):
+    as_json = getattr(args, "json", False)
+    for ln_ in ([] if as_json else lines(profs, args.np)):
         print(ln_)
+    if as_json:
+        print(jsonio.dumps(res, indent=1))
     for p in profs:
         for n in p.notes:
             print(f"{p.calls}: {n}", file=sys.stderr)
@@ -301,6 +306,7 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"latscope study sensitivity: {failed} of {len(runs)} launches failed (runs.jsonl says why)",
               file=sys.stderr)
-    print(out / "sensitivity.json")
-    print(fig)
+    if not as_json:
+        print(out / "sensitivity.json")
+        print(fig)
     return 1 if failed == len(runs) else 0
