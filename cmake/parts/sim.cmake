@@ -1,4 +1,4 @@
-# The LogGOPS simulator (issue 16, docs/sim.md): liblatscope_sim (src/sim, pure C, no MPI) and
+# The LogGOPS simulator (docs/sim.md): liblatscope_sim (src/sim, pure C, no MPI) and
 # its program latscope-sim (apps/latscope_sim.c). The delay tables and the per-rank random
 # streams are the injector's own code (src/inject/table.c, linked here, not copied), so the same
 # table and seed give the same per-rank draws as liblatscope_inject.so. src/sim/*.c: the core

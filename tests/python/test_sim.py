@@ -1,4 +1,4 @@
-"""The LogGOPS simulator (issue 16, docs/sim.md): exactness against latscope.models' closed forms
+"""The LogGOPS simulator (docs/sim.md): exactness against latscope.models' closed forms
 and the barrier loop simulation, the generated schedules against barrier_sim's programs, GOAL
 import (round trip, LogGOPSim syntax, errors), determinism, and the injector's draw sequence."""
 from __future__ import annotations
