@@ -640,6 +640,13 @@ def whatif(meta: dict[str, Any], recs: list[dict[str, Any]], remove: list[str], 
     for tot, rem in targets:
         co: dict[str, float] = {tot: 1.0}
         for r in rem:
+            if comps[r].get("repeats"):
+                # its value comes from repeat rounds, runs other than the total's: it enters as its
+                # own (independent) quantity, not through rungs the total's runs measured
+                key = f"component:{r}"
+                rq[key] = (float(comps[r]["value_s"]), comps[r].get("ci_half_s"), None)
+                co[key] = co.get(key, 0.0) - (1.0 - factors[r])
+                continue
             for k, v in comps[r]["coefficients"].items():
                 co[k] = co.get(k, 0.0) - (1.0 - factors[r]) * float(v)
         base, proj = combine({tot: 1.0}, rq), combine(co, rq)

@@ -16,6 +16,9 @@ def writable(path: str | os.PathLike[str], flag: str) -> None:
         with open(p, "a"):
             pass
     except OSError as e:
+        if str(p.parent) and not p.parent.is_dir():
+            raise ValueError(f"{flag} {str(path)!r}: no such file or directory ({p.parent} does not exist); "
+                             "give a writable path") from None
         raise ValueError(f"{flag} {str(path)!r}: cannot be written ({e.strerror}); give a writable path") from None
     if not existed:
         p.unlink(missing_ok=True)

@@ -104,7 +104,7 @@ def user_command(command: list[str], usage: str, np_: int | None) -> list[str]:
             if os.sep not in exe else ""
         raise ValueError(f"command {exe!r}: no such program{where}")
     if not os.access(found, os.X_OK):
-        raise ValueError(f"command {exe!r}: not executable")
+        raise ValueError(f"command {exe!r}: not an executable program")
     return cmd
 
 

@@ -29,8 +29,10 @@ def mpirun(np_: int, args: list[str], timeout: float = TIMEOUT, prog: str = "lat
     """bind: each rank pinned to a core of its own (np <= cores). For tests that compare minima of
     two launches: beside a CPU-bound process, unpinned ranks sometimes shared one core for a
     whole launch, and every repetition of a 2-rank exchange then waited a scheduler slice (a
-    minimum RTT of 4 ms); pinned, the minima of 6 launch pairs agreed within 0.7 us."""
-    ln = launch(np_)
+    minimum RTT of 4 ms); pinned, the minima of 6 launch pairs agreed within 0.7 us. Tests that
+    start more ranks than 4 x the cores do it on purpose (decompositions np 1..4 do not reach):
+    oversubscribe=True, as --oversubscribe on the command line."""
+    ln = launch(np_, oversubscribe=True)
     prefix = ln.prefix
     if bind:
         assert np_ <= cores(), f"bind: {np_} ranks on {cores()} cores"

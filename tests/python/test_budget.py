@@ -41,10 +41,12 @@ def by_name(recs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def ladder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every rung, two runs, tiny counts (the namespace rungs too: tests run as root)."""
+    """Every rung, two runs, tiny counts (the namespace rungs too: tests run as root); no repeat
+    rounds, so every component comes from the two runs (repeats: test_budget_verdicts.py)."""
     d = tmp_path_factory.mktemp("budget")
     out = d / "budget.jsonl"
-    r = cli(["budget", "--rungs", "all", "--runs", "2", "--keep", str(d), "-o", str(out)] + TINY)
+    r = cli(["budget", "--rungs", "all", "--runs", "2", "--repeat-unstable", "0", "--keep", str(d), "-o", str(out)]
+            + TINY)
     assert r.returncode == 0, r.stderr
     return out
 

@@ -19,6 +19,8 @@ from latscope.jobs import procs
 LATSCOPE = str(Path(sys.executable).with_name("latscope"))
 # long enough that a signal always lands while points are still being measured
 LONG = ["--sizes", "0,1:4M:x2", "--min-reps", "3000", "--max-reps", "3000"]
+# the timeout test needs a run that outlasts its 6 s on an idle machine too (LONG took about 4 s there)
+LONGER = ["--sizes", "0,1:4M:x2", "--min-reps", "12000", "--max-reps", "12000"]
 
 
 def _start(tmp: Path, args: list[str]) -> subprocess.Popen[str]:
@@ -100,7 +102,7 @@ def test_signal_ends_whole_job(tmp_path: Path, np_: int, sig: signal.Signals) ->
 
 
 def test_timeout_ends_whole_job(tmp_path: Path) -> None:
-    proc = _start(tmp_path, ["bench", "p2p", "--np", "2", *LONG, "-o", "pp.jsonl", "--timeout", "6"])
+    proc = _start(tmp_path, ["bench", "p2p", "--np", "2", *LONGER, "-o", "pp.jsonl", "--timeout", "6"])
     rec = _record(tmp_path, 2)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 124, err

@@ -334,6 +334,6 @@ def test_report_section_answers_the_seed(tmp_path: Path) -> None:
     page = (tmp_path / "r.html").read_text()
     assert "Barriers over an emulated Ethernet cluster" in page
     assert "does not beat" in page or "beats" in page
-    assert "mtree3-2net" in page and "150 us" in page   # the seed's parameters: pairwise at 32 nodes
+    assert "mtree3-2net" in page and "150 µs" in page   # the report writes µs; the seed's parameters: pairwise at 32 nodes
     p = cli(["net", "predict", "--from", str(tmp_path / "net.jsonl")])
     assert p.returncode == 0 and "measured at P = 3: pairwise-2net" in p.stdout

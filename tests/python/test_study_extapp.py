@@ -304,7 +304,7 @@ def test_sensitivity_bad_input_exit_2(work: Path, tmp_path: Path, capsys: pytest
 
 def test_sensitivity_not_executable_exit_2(work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert study_cli.main(["sensitivity", "-o", str(tmp_path / "s"), "--", str(work / "c20.tbl")]) == 2
-    assert "c20.tbl: not an executable program" in capsys.readouterr().err
+    assert "c20.tbl': not an executable program" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- traces of it
