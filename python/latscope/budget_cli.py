@@ -32,6 +32,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-systime", action="store_true",
                    help="do not preload liblatscope_systime.so into the MPI-over-TCP launch")
     p.add_argument("--quick", action="store_true", help="smoke-test repetition counts (as LATSCOPE_QUICK=1)")
+    p.add_argument("--json", action="store_true",
+                   help="print the budget's records as JSON Lines instead of the table")
     for opt in ("--timer", "--warmup", "--min-reps", "--max-reps", "--rel-err", "--budget"):
         p.add_argument(opt, help=f"passed to latscope-bench budget ({opt})")
     sub = p.add_subparsers(dest="budget_cmd")
@@ -47,6 +49,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the file's records as JSON Lines instead of the table")
     c = sub.add_parser("compare", help="do two budget files agree on every component within their CIs?")
     c.add_argument("files", nargs=2, help="two budget files")
+    c.add_argument("--json", action="store_true", help="print one JSON object per component instead of the table")
     return p
 
 
@@ -73,6 +76,10 @@ def main(args: argparse.Namespace) -> int:
             rows = budget.compare(ra, rb)
             if not rows:
                 return _fail(f"{args.files[0]} and {args.files[1]} have no measured component in common")
+            if args.json:
+                for r in rows:
+                    print(jsonio.dumps(r))
+                return 0
             for r in rows:
                 verdict = {True: "agree", False: "UNSTABLE", None: "no CI"}[r["stable"]]
                 tol = "" if r["tolerance_s"] is None else f" (tolerance {fmt_time(r['tolerance_s'])})"
@@ -138,6 +145,10 @@ def main(args: argparse.Namespace) -> int:
         meta, recs = budget.run_budget(args.rungs, size, args.runs, bench_args, args.table, out,
                                        Path(args.keep) if args.keep else None, systime=not args.no_systime,
                                        repeat_unstable=args.repeat_unstable)
+        if args.json:
+            for r in [meta, *recs]:
+                print(jsonio.dumps(r))
+            return 0
         print(budget.text(meta, recs))
         if out is not None:
             print(f"\nbudget records: {out}")

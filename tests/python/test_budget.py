@@ -293,3 +293,17 @@ def test_compare(ladder: Path, tmp_path: Path) -> None:
     budget.write(moved, meta, recs)
     r = cli(["budget", "compare", str(ladder), str(moved)])
     assert r.returncode == 0 and "unstable: pipe" in r.stdout, r.stdout
+    r = cli(["budget", "compare", str(ladder), str(moved), "--json"])
+    rows = {x["name"]: x for x in map(json.loads, r.stdout.splitlines())}
+    assert r.returncode == 0 and rows["pipe"]["stable"] is False, r.stdout
+
+
+def test_measuring_run_json(tmp_path: Path) -> None:
+    """`latscope budget --json`: the records on standard output (meta first), as the file holds them."""
+    out = tmp_path / "b.jsonl"
+    r = cli(["budget", "--rungs", "flag,pipe-poll", "--runs", "1", "--json", "-o", str(out)] + TINY)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert lines[0]["format"] == "latscope.budget/1"
+    assert {x["name"] for x in lines if x.get("type") == "rung"} == {"flag", "pipe-poll"}
+    assert [json.loads(x) for x in out.read_text().splitlines()] == lines
