@@ -21,7 +21,6 @@ import math
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -208,19 +207,9 @@ def _run_launch(cls: str, names: list[str], size: int, out: Path, bench_args: li
 
 
 def _killpg(proc: subprocess.Popen[str]) -> None:
-    # the whole tree first: hydra's proxy and ranks each call setsid, out of the launcher's group
-    from latscope.jobs.job import end_tree
-    end_tree(proc.pid)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=2)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    # the whole tree, not only the group: hydra's proxy and ranks each call setsid
+    from latscope.jobs.job import end_popen
+    end_popen(proc)
 
 
 def _read_points(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -256,6 +256,22 @@ def end_tree(pid: int, grace: bool = True) -> None:
                                      if p.pid != os.getpid()})
 
 
+def end_popen(proc: "subprocess.Popen[str]") -> None:
+    """End a launch started with Popen(start_new_session=True) elsewhere: its whole tree
+    (end_tree), then its group, and reap it."""
+    end_tree(proc.pid)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=2)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def run_job(cmd: Sequence[str], env: dict[str, str] | None = None, timeout: float | None = None,
             capture: bool = False, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run cmd as a job latscope owns. capture: stdout and stderr collected (text), as

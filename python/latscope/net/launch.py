@@ -1,11 +1,9 @@
 """Launching latscope-net across an emulated cluster: one rank per node namespace (an MPMD line,
 each rank under `ip netns exec`), MPICH over TCP on the nodes' first network (MPIR_CVAR_NOLOCAL=1,
-ofi's tcp provider on lts0: DESIGN.md, "Running MPI on the 2-core machines"), the UDP layer on
+ofi's tcp provider on lts0: docs/network.md), the UDP layer on
 lts0 (and lts1). The cluster is removed when the launch ends, however it ends."""
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -51,16 +49,9 @@ def run(cl: Cluster, args: list[str], timeout: float) -> subprocess.CompletedPro
 
 
 def _killpg(proc: subprocess.Popen[str]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=2)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    # the whole tree, not only the group: hydra's proxy and ranks each call setsid
+    from latscope.jobs.job import end_popen
+    end_popen(proc)
 
 
 def net_args(cl: Cluster, opts: dict[str, Any], out: Path) -> list[str]:
