@@ -11,7 +11,7 @@ from typing import Any
 from latscope import commands
 from latscope.jobs import status
 from latscope.jobs.job import JobStopped, stopped_by
-from latscope.run import LaunchError
+from latscope.run import LaunchError, apply_net
 
 EXIT_USAGE = 2
 
@@ -179,6 +179,7 @@ def _main(argv: list[str] | None = None) -> int:
         _command_parser(ap, argv).error(f"unrecognized arguments: {' '.join(extra)}")
     args.unparsed = extra   # the words no parser took (a command that sets takes_extra reads them)
     try:
+        apply_net(args)
         return int(args._commands.find(args).main(args))
     except ValueError as e:   # bad input (ResultsError, FitError, ... are ValueErrors): one line, exit 2
         return _fail(str(e))
