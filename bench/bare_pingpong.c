@@ -1,4 +1,6 @@
+#ifndef _GNU_SOURCE   /* also given by the build (lts_program) */
 #define _GNU_SOURCE
+#endif
 /* The reference loop for bench/p2p_overhead.py: a bare MPI_Send/MPI_Recv ping-pong between
  * ranks 0 and 1, each iteration timed with clock_gettime(CLOCK_MONOTONIC_RAW); prints the
  * median one-way latency (RTT/2) in seconds. Deliberately free of latscope code. */

@@ -1,4 +1,6 @@
+#ifndef _GNU_SOURCE   /* also given by the build (lts_program) */
 #define _GNU_SOURCE
+#endif
 /* The reference run for bench/steady_state.py: in ONE launch (a launch can sit in a slower state
  * for its whole life, so they must share it), per message size, ALTERNATIONS times:
  *   - OSU's osu_latency loop: blocking MPI_Send/MPI_Recv ping-pong, `skip` untimed iterations,

@@ -1,4 +1,6 @@
+#ifndef _GNU_SOURCE   /* also given by the build (lts_program) */
 #define _GNU_SOURCE
+#endif
 /* Per-sample traces for bench/steady_state_trace.py (what happens when latscope's
  * adaptive run misses the long-run median). In ONE launch, per message size, latscope's default
  * `pingpong` (the `auto` sync row: back to back, the `monotonic` timer) runs for a fixed N

@@ -21,15 +21,10 @@ if(LTS_FUZZ)
   set(LTS_FUZZ_SRC_tune ${CMAKE_SOURCE_DIR}/src/algos/tune_json.c ${CMAKE_SOURCE_DIR}/src/algos/tune_table.c
       ${CMAKE_SOURCE_DIR}/src/core/jsonread.c)
   foreach(p sizes table json tune)
-    add_executable(fuzz-${p} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${p}.c ${LTS_FUZZ_SRC_${p}}
-                   $<TARGET_OBJECTS:lts-fuzz-driver>)
-    target_include_directories(fuzz-${p} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include
-                               ${CMAKE_SOURCE_DIR}/tests/fuzz
-                               ${CMAKE_SOURCE_DIR}/src/inject ${CMAKE_SOURCE_DIR}/src/algos)
-    target_compile_definitions(fuzz-${p} PRIVATE _GNU_SOURCE)
-    target_compile_options(fuzz-${p} PRIVATE -fsanitize-coverage=trace-pc -Wall -Wextra -Wno-unused-parameter)
-    target_link_libraries(fuzz-${p} PRIVATE ${LIBM})
-    set_target_properties(fuzz-${p} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+    lts_program(fuzz-${p} SOURCES ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${p}.c ${LTS_FUZZ_SRC_${p}}
+                $<TARGET_OBJECTS:lts-fuzz-driver> LIBS ${LIBM} OPTIONS -fsanitize-coverage=trace-pc DIR fuzz
+                INCLUDES ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include ${CMAKE_SOURCE_DIR}/tests/fuzz
+                ${CMAKE_SOURCE_DIR}/src/inject ${CMAKE_SOURCE_DIR}/src/algos)
     # a short run in every `ctest` of this build: the seed corpus, then mutations, seed fixed
     add_test(NAME fuzz_${p} COMMAND fuzz-${p} --seconds ${LTS_FUZZ_SECONDS} --seed 1 --quiet
              --dict ${CMAKE_SOURCE_DIR}/tests/fuzz/dict/${p}.dict --artifacts ${CMAKE_BINARY_DIR}
@@ -37,10 +32,8 @@ if(LTS_FUZZ)
     set_tests_properties(fuzz_${p} PROPERTIES TIMEOUT 120 LABELS fuzz)
   endforeach()
   # The driver's own test: planted bugs must fail the run and save the input (tests/fuzz/selftest.sh).
-  add_executable(fuzz-selftest ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_selftest.c $<TARGET_OBJECTS:lts-fuzz-driver>)
-  target_include_directories(fuzz-selftest PRIVATE ${CMAKE_SOURCE_DIR}/tests/fuzz)
-  target_compile_options(fuzz-selftest PRIVATE -fsanitize-coverage=trace-pc)
-  set_target_properties(fuzz-selftest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+  lts_program(fuzz-selftest SOURCES ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_selftest.c $<TARGET_OBJECTS:lts-fuzz-driver>
+              INCLUDES ${CMAKE_SOURCE_DIR}/tests/fuzz OPTIONS -fsanitize-coverage=trace-pc DIR fuzz)
   add_test(NAME fuzz_driver_selftest COMMAND ${CMAKE_SOURCE_DIR}/tests/fuzz/selftest.sh $<TARGET_FILE:fuzz-selftest>
            ${CMAKE_BINARY_DIR}/fuzz-selftest)
   set_tests_properties(fuzz_driver_selftest PROPERTIES TIMEOUT 120 LABELS fuzz)

@@ -1,10 +1,7 @@
 # Injector extras. bench/inject_overhead.py runs inject-overhead with and without
 # liblatscope_inject.so preloaded; like bare-pingpong it links only MPI, so what it measures is
 # the MPI library's MPI_Send and whatever LD_PRELOAD puts in front of it.
-add_executable(inject-overhead ${CMAKE_SOURCE_DIR}/bench/inject_overhead.c)
-target_link_libraries(inject-overhead PRIVATE MPI::MPI_C)
-target_compile_definitions(inject-overhead PRIVATE _GNU_SOURCE)
-set_target_properties(inject-overhead PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+lts_program(inject-overhead SOURCES ${CMAKE_SOURCE_DIR}/bench/inject_overhead.c LIBS MPI::MPI_C)
 
 # The injector's wrappers, generated at build time from the MPI standard (src/inject/gen_wrappers.py,
 # pympistandard): every send-like and collective call the MPI being built against declares. Its
@@ -70,7 +67,5 @@ unset(CMAKE_REQUIRED_QUIET)
 
 # The injector's message mode (LATSCOPE_INJECT_COLL=messages): a bcast timed as
 # the job sees it (largest time over the ranks), beside its PMPI_ baseline; links only MPI.
-add_executable(inject-coll-probe ${CMAKE_SOURCE_DIR}/tests/c/inject_coll_probe.c)
-target_link_libraries(inject-coll-probe PRIVATE MPI::MPI_C)
-target_include_directories(inject-coll-probe PRIVATE ${CMAKE_SOURCE_DIR}/bench)   # standalone.h
-set_target_properties(inject-coll-probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+lts_program(inject-coll-probe SOURCES ${CMAKE_SOURCE_DIR}/tests/c/inject_coll_probe.c LIBS MPI::MPI_C
+            INCLUDES ${CMAKE_SOURCE_DIR}/bench)  # standalone.h

@@ -8,10 +8,7 @@ target_compile_definitions(lts_miniapp_common PUBLIC _GNU_SOURCE)
 target_compile_options(lts_miniapp_common PUBLIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
 
 function(lts_miniapp app)
-  add_executable(latscope-${app} ${CMAKE_SOURCE_DIR}/miniapps/${app}.c)
-  target_link_libraries(latscope-${app} PRIVATE lts_miniapp_common)
-  set_target_properties(latscope-${app} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
-  install(TARGETS latscope-${app} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  lts_program(latscope-${app} SOURCES ${CMAKE_SOURCE_DIR}/miniapps/${app}.c LIBS lts_miniapp_common INSTALL)
 endfunction()
 
 lts_miniapp(cg)

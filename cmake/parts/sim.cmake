@@ -26,11 +26,7 @@ else()
   message(STATUS "latscope_sim: no link-time optimisation (${LTS_SIM_IPO_WHY})")
 endif()
 
-add_executable(latscope-sim ${CMAKE_SOURCE_DIR}/apps/latscope_sim.c)
-target_link_libraries(latscope-sim PRIVATE latscope_sim)
-target_compile_definitions(latscope-sim PRIVATE _GNU_SOURCE)
-target_compile_options(latscope-sim PRIVATE -Wall -Wextra -Wno-unused-parameter)
-set_target_properties(latscope-sim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+lts_program(latscope-sim SOURCES ${CMAKE_SOURCE_DIR}/apps/latscope_sim.c LIBS latscope_sim)
 if(LTS_SIM_IPO)
   # the link compiles the library's code: at its -O3, the program itself not taken in (with it, or at
   # the build type's -O2, the GOAL parser's helpers were inlined less: 7 % more instructions)

@@ -14,13 +14,7 @@ install(TARGETS latscope_systime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # The test programs of tests/python/test_systime.py: a plain program with a known number of
 # write() calls, and an MPI ping-pong that counts only its timed loop (lts_systime_start/stop).
-add_executable(systime-writes ${CMAKE_SOURCE_DIR}/tests/c/systime_writes.c)
-target_include_directories(systime-writes PRIVATE ${CMAKE_SOURCE_DIR}/include)
-target_link_libraries(systime-writes PRIVATE ${CMAKE_DL_LIBS})
-target_compile_definitions(systime-writes PRIVATE _GNU_SOURCE)
-set_target_properties(systime-writes PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
-add_executable(systime-pingpong ${CMAKE_SOURCE_DIR}/tests/c/systime_pingpong.c)
-target_include_directories(systime-pingpong PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/bench)
-target_link_libraries(systime-pingpong PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
-target_compile_definitions(systime-pingpong PRIVATE _GNU_SOURCE)
-set_target_properties(systime-pingpong PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+lts_program(systime-writes SOURCES ${CMAKE_SOURCE_DIR}/tests/c/systime_writes.c LIBS ${CMAKE_DL_LIBS}
+            INCLUDES ${CMAKE_SOURCE_DIR}/include)
+lts_program(systime-pingpong SOURCES ${CMAKE_SOURCE_DIR}/tests/c/systime_pingpong.c
+            LIBS MPI::MPI_C ${CMAKE_DL_LIBS} INCLUDES ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/bench)

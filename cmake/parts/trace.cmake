@@ -10,7 +10,4 @@ set_target_properties(latscope_trace PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE
                       OUTPUT_NAME latscope_trace)
 install(TARGETS latscope_trace LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-add_executable(trace-pingpong ${CMAKE_SOURCE_DIR}/tests/c/trace_pingpong.c)
-target_link_libraries(trace-pingpong PRIVATE MPI::MPI_C)
-set_target_properties(trace-pingpong PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
-target_compile_definitions(trace-pingpong PRIVATE _GNU_SOURCE)
+lts_program(trace-pingpong SOURCES ${CMAKE_SOURCE_DIR}/tests/c/trace_pingpong.c LIBS MPI::MPI_C)

@@ -1,6 +1,6 @@
 """`latscope barrier`: the seed's barrier benchmark and measured-vs-predicted (docs/barriers.md).
 
-  latscope barrier bench [--np N] [--alg LIST] [--dummy-work 30us] [--reps 100] [-o FILE] [-- extra]
+  latscope barrier bench [--np N | --net | --launcher LINE] [--alg LIST] [--dummy-work 30us] [--reps 100] [-o FILE] [-- extra]
       seed 002 §4.3, Fig. 4: repeat {t0; barrier; t1; dummy work}, back to back (no other
       synchronisation), each rank timing itself; per-rank min/avg/max, averaged over ranks. It is
       `latscope-bench coll --op barrier --timing local --sync none --dummy-work D --sizes 0`.
@@ -40,12 +40,12 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("barrier", help="the seed's barrier benchmark; measured vs predicted barrier times")
     bs = p.add_subparsers(dest="barrier_cmd", required=True)
     b = bs.add_parser("bench", help="seed 002 Fig. 4: {t0; barrier; t1; dummy work}, per-rank min/avg/max")
-    b.add_argument("--np", type=int, default=2, help="ranks (default 2)")
     b.add_argument("--alg", default="all", help="barrier rows: all, or a,b,-c; tree rows take :k=K")
     b.add_argument("--dummy-work", default="30us", help="busy-wait after each barrier (default 30us)")
     b.add_argument("--reps", type=int, default=100, help="barriers per algorithm (default 100, as the seed)")
     b.add_argument("-o", "--output", default="-", help="results file (default: standard output)")
-    b.add_argument("--timeout", type=float, default=None, help="kill the run after this many seconds")
+    from latscope.run import add_launcher_args
+    add_launcher_args(b)
     b.add_argument("extra", nargs="*", help="more latscope-bench coll options (after --)")
     c = bs.add_parser("compare", help="every algorithm at every P measured: predicted, measured, relative error")
     c.add_argument("--params", required=True, help="LogP/LogGP/PLogP parameters (latscope fit logp --json)")
@@ -126,7 +126,8 @@ def main(args: argparse.Namespace) -> int:
     from latscope.run import LaunchError, run_program
     from latscope.units import parse_duration
     if args.barrier_cmd == "bench":
-        if args.np < 1:
+        np_ = args.np if (args.np is not None or args.launcher) else 2
+        if np_ is not None and np_ < 1:
             return _fail(f"--np {args.np}: must be a positive number of ranks")
         if args.reps < 1:
             return _fail(f"--reps {args.reps}: must be a positive number of barriers")
@@ -138,7 +139,8 @@ def main(args: argparse.Namespace) -> int:
             return _fail(f"--dummy-work {args.dummy_work}: must be >= 0")
         try:
             cp = run_program("latscope-bench", bench_args(args.alg, d, args.reps) + ["-o", args.output] + args.extra,
-                             args.np, timeout=args.timeout)
+                             np_, args.launcher, args.hostfile, timeout=args.timeout,
+                             oversubscribe=args.oversubscribe)
         except LaunchError as e:
             return _fail(str(e))
         return cp.returncode

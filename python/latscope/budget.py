@@ -171,20 +171,38 @@ def _systime_lib() -> Path | None:
     return p if p.exists() else None
 
 
+class ClusterPair:
+    """Nodes 0 and 1 of the kept emulated cluster (`budget --net`) in the place of the budget's
+    own namespace pair: the veth rungs then cross the cluster's bridge with its rate and MTU
+    (docs/network.md); latscope cluster down removes them, not the budget."""
+
+    def __init__(self, kept: dict[str, Any]) -> None:
+        self.names = (str(kept["namespaces"][0]), str(kept["namespaces"][1]))
+        self.addrs = (str(kept["addresses"][0][0]), str(kept["addresses"][1][0]))
+        self.iface = str(kept["ifaces"][0])
+
+    def close(self) -> None:
+        pass
+
+
 def _run_launch(cls: str, names: list[str], size: int, out: Path, bench_args: list[str],
-                ns: Namespaces | None, systime_out: Path | None, timeout: float) -> None:
+                ns: Namespaces | ClusterPair | None, systime_out: Path | None, timeout: float) -> None:
     ln = launch(2)
     flavor = mpi_flavor(mpiexec_path())
     env = dict(ln.env)
     for k, v in LAUNCH_ENV.get(flavor, LAUNCH_ENV["mpich"])[cls].items():
         env[k] = v
+    if isinstance(ns, ClusterPair):
+        for k in ("FI_TCP_IFACE", "OMPI_MCA_btl_tcp_if_include"):
+            if k in env:
+                env[k] = ns.iface
     args = ["budget", "--launch", cls, "--rungs", ",".join(names), "--size", str(size), "-o", str(out)] + bench_args
     exe = str(program("latscope-bench"))
     if systime_out is not None and (lib := _systime_lib()) is not None:
         env["LD_PRELOAD"] = str(lib)
         env["LATSCOPE_SYSTIME_OUT"] = str(systime_out)
     if ns is not None:
-        args += ["--addrs", ",".join(NS_ADDRS)]
+        args += ["--addrs", ",".join(ns.addrs if isinstance(ns, ClusterPair) else NS_ADDRS)]
         # rank 0 in one namespace, rank 1 in the other (MPMD launch); Open MPI: the same colon form
         prefix = [p for p in ln.prefix if p not in ("-n", "2")]
         cmd = prefix + ["-n", "1", "ip", "netns", "exec", ns.names[0], exe, *args, ":",
@@ -256,16 +274,18 @@ class Measured:
 
 
 def measure(selected: list[Rung], size: int, bench_args: list[str], workdir: Path, run: int,
-            systime: bool = True, timeout: float = 600.0, log: Any = None) -> Measured:
+            systime: bool = True, timeout: float = 600.0, log: Any = None,
+            net: dict[str, Any] | None = None) -> Measured:
     """Run every launch class the selection needs, in CLASS_ORDER; the namespace classes only as
-    root (skipped with the reason otherwise), inside namespaces that are always removed."""
+    root (skipped with the reason otherwise), inside namespaces that are always removed, or, with
+    `net` (the kept cluster), between its nodes 0 and 1."""
     log = log if log is not None else sys.stderr
     m = Measured()
     by_class: dict[str, list[str]] = {}
     for r in selected:
         by_class.setdefault(r.launch, []).append(r.name)
     reason = netns_skip_reason()
-    ns: Namespaces | None = None
+    ns: Namespaces | ClusterPair | None = None
     try:
         for cls in CLASS_ORDER:
             names = by_class.get(cls)
@@ -277,7 +297,7 @@ def measure(selected: list[Rung], size: int, bench_args: list[str], workdir: Pat
                 print(f"latscope budget: skipping {', '.join(names)}: {reason}", file=log)
                 continue
             if cls.startswith("netns") and ns is None:
-                ns = Namespaces().open()
+                ns = ClusterPair(net) if net is not None else Namespaces().open()
             out = workdir / f"run{run}-{cls}.jsonl"
             st = workdir / f"run{run}-{cls}.systime.jsonl" if systime and cls == "mpi-tcp" else None
             if st is not None and st.exists():
@@ -532,6 +552,8 @@ def _nonneg_time(v: float | None) -> str:
 def text(meta: dict[str, Any], recs: list[dict[str, Any]]) -> str:
     lines = [f"latency budget: {meta.get('size_bytes')} B one-way (RTT/2), timer {meta.get('timer')}, "
              f"{meta.get('runs')} run(s); CI {100 * float(meta.get('ci_level') or 0.95):g}% of the median"]
+    if meta.get("emulated_network"):
+        lines.append(f"veth rungs across the emulated cluster's nodes 0 and 1: {meta['emulated_network']}")
     rr = [r for r in recs if r["type"] == "rung" and r.get("run") == 0]
     lines.append(f"{'rung':<16}{'launch':<11}{'median':>11}{'min':>11}{'CI':>24}{'n':>8}")
     for r in rr:
@@ -672,7 +694,8 @@ def remove_stale_workdirs(tmpdir: str | None = None) -> list[Path]:
 
 def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str], table_path: str | None,
                out: Path | None, workdir: Path | None = None, systime: bool = True,
-               log: Any = None, repeat_unstable: int = 2) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+               log: Any = None, repeat_unstable: int = 2,
+               net: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Measure the ladder `runs` times and derive everything; write `out` if given.
 
     A component whose runs disagree beyond their CIs is not given up at once: up to
@@ -680,7 +703,8 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
     (each round one launch per class, so the classes alternate: interleaved), and the verdict,
     value and CI come from the newest ``runs`` runs of each component (its record's ``repeats``
     says how many were added; ``runs_s`` keeps every run). Closures use the first ``runs`` runs,
-    which measured every rung."""
+    which measured every rung. net: the kept cluster (latscope.net.launch.kept_cluster), whose
+    nodes 0 and 1 carry the veth rungs."""
     comps, clos = load_table(table_path)
     table = rungs()
     selected = select_rungs(rung_spec, table)
@@ -696,7 +720,8 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
     rounds = 0
     history: list[list[str]] = []   # the unstable components before each repeat round, and after the last
     try:
-        measured = [measure(selected, size, bench_args, workdir, k, systime=systime, log=log) for k in range(runs)]
+        measured = [measure(selected, size, bench_args, workdir, k, systime=systime, log=log, net=net)
+                    for k in range(runs)]
         while runs >= 2:
             now = components(measured, comps, window=runs)
             history.append(sorted(c["name"] for c in now if c.get("stable") is False))
@@ -708,7 +733,8 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
                 break
             print(f"latscope budget: unstable, measuring again ({rounds + 1} of {repeat_unstable}): "
                   f"{', '.join(r.name for r in subset)}", file=log if log is not None else sys.stderr, flush=True)
-            measured.append(measure(subset, size, bench_args, workdir, len(measured), systime=systime, log=log))
+            measured.append(measure(subset, size, bench_args, workdir, len(measured), systime=systime, log=log,
+                                    net=net))
             rounds += 1
     finally:
         if tmp is not None:
@@ -728,6 +754,7 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
             "note": "kernel time per message in send/recv-like calls inside MPI (mpi-tcp rung); a mean per call"},
         "bench_args": bench_args, "repeat_unstable": repeat_unstable, "repeat_rounds": rounds,
         "unstable_by_round": history,
+        "emulated_network": None if net is None else _describe_net(net),
     }
     # a component or closure that needs a rung nobody asked for (the synthetic one, by default)
     # is left out; one whose rung was skipped stays, with what is missing
@@ -738,6 +765,11 @@ def run_budget(rung_spec: str | None, size: int, runs: int, bench_args: list[str
     if out is not None:
         write(out, meta, recs)
     return meta, recs
+
+
+def _describe_net(kept: dict[str, Any]) -> str:
+    from latscope.net.launch import describe
+    return describe(kept)
 
 
 def compare(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -32,6 +32,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-systime", action="store_true",
                    help="do not preload liblatscope_systime.so into the MPI-over-TCP launch")
     p.add_argument("--quick", action="store_true", help="smoke-test repetition counts (as LATSCOPE_QUICK=1)")
+    p.add_argument("--net", action="store_true",
+                   help="the veth rungs between nodes 0 and 1 of the kept emulated cluster ('latscope cluster up "
+                        "--nodes 2 --rate 100mbit'), through its bridge, rate and MTU (docs/network.md)")
     p.add_argument("--json", action="store_true",
                    help="print the budget's records as JSON Lines instead of the table")
     for opt in ("--timer", "--warmup", "--min-reps", "--max-reps", "--rel-err", "--budget"):
@@ -142,9 +145,16 @@ def main(args: argparse.Namespace) -> int:
             import os
             os.environ["LATSCOPE_QUICK"] = "1"
         out = Path(args.output) if args.output else None
+        net = None
+        if args.net:
+            from latscope.net.launch import kept_cluster
+            net = kept_cluster()
+            if int(net["nodes"]) < 2:
+                raise ValueError(f"--net: the kept cluster has {net['nodes']} node; the budget's two ranks need 2 "
+                                 "('latscope cluster up --nodes 2')")
         meta, recs = budget.run_budget(args.rungs, size, args.runs, bench_args, args.table, out,
                                        Path(args.keep) if args.keep else None, systime=not args.no_systime,
-                                       repeat_unstable=args.repeat_unstable)
+                                       repeat_unstable=args.repeat_unstable, net=net)
         if args.json:
             for r in [meta, *recs]:
                 print(jsonio.dumps(r))

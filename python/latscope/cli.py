@@ -11,7 +11,7 @@ from typing import Any
 from latscope import commands
 from latscope.jobs import status
 from latscope.jobs.job import JobStopped, stopped_by
-from latscope.run import LaunchError
+from latscope.run import LaunchError, apply_net
 
 EXIT_USAGE = 2
 
@@ -30,14 +30,15 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command: one per command module (latscope/commands.py: every
-    latscope/*_cli.py; a new command is a new module, this file is not edited)."""
+def build_parser(wanted: str | None = commands.EVERY) -> argparse.ArgumentParser:
+    """The parser: every command of latscope/commands.py's table, the `wanted` one's module
+    loaded and its parser complete, the others a name and a help line (commands.EVERY: all
+    complete). A new command is a new module and a row there; this file is not edited."""
     ap = argparse.ArgumentParser(prog="latscope", description="MPI latency: measure, decompose, model, perturb.",
                                  epilog=status.epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action=_Version)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    ap.set_defaults(_commands=commands.add_all(sub))
+    ap.set_defaults(_commands=commands.add_all(sub, wanted))
     return ap
 
 
@@ -171,14 +172,17 @@ def _complete(ap: argparse.ArgumentParser) -> None:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    # only the command being run is imported; shell completion needs them all
+    ap = build_parser(commands.EVERY if "_ARGCOMPLETE" in os.environ else commands.wanted_command(words))
     _complete(ap)
-    argv = _join_dash_values(ap, list(sys.argv[1:] if argv is None else argv))
+    argv = _join_dash_values(ap, words)
     args, extra = ap.parse_known_args(argv)
     if extra and not getattr(args, "takes_extra", False):   # only `latscope bench` passes words on
         _command_parser(ap, argv).error(f"unrecognized arguments: {' '.join(extra)}")
     args.unparsed = extra   # the words no parser took (a command that sets takes_extra reads them)
     try:
+        apply_net(args)
         return int(args._commands.find(args).main(args))
     except ValueError as e:   # bad input (ResultsError, FitError, ... are ValueErrors): one line, exit 2
         return _fail(str(e))

@@ -73,26 +73,11 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _launch(args: argparse.Namespace) -> int:
-    import os
-    from latscope.net import cluster as C
-    from latscope.net.launch import TCP_ENV
-    from latscope.run import LaunchError, mpiexec_path
-    cmd = [c for c in args.command if c != "--"] if args.command[:1] == ["--"] else list(args.command)
-    if not cmd:
-        return _fail("launch: no program given (latscope cluster launch [--np N] PROGRAM ARGS...)")
-    kept = C.status()["kept"]
-    if kept is None:
-        return _fail("launch: no kept cluster: 'latscope cluster up' first")
-    n = kept["nodes"] if args.np is None else args.np
-    if not 1 <= n <= kept["nodes"]:
-        return _fail(f"launch: --np {args.np}: must be in 1..{kept['nodes']} (one rank per node of the kept cluster)")
+    from latscope.net.launch import exec_on_cluster
+    from latscope.run import LaunchError
+    cmd = args.command[1:] if args.command[:1] == ["--"] else list(args.command)
     try:
-        line = [mpiexec_path()]
-    except LaunchError as e:
-        return _fail(str(e))
-    for i in range(n):
-        line += ([":"] if i else []) + ["-n", "1", "ip", "netns", "exec", kept["namespaces"][i], *cmd]
-    env = dict(os.environ)
-    env.update(TCP_ENV)
-    env["FI_TCP_IFACE"] = kept["ifaces"][0]
-    os.execvpe(line[0], line, env)
+        exec_on_cluster(args.np, cmd)
+    except (ValueError, LaunchError) as e:
+        return _fail(f"launch: {e}")
+    return 0

@@ -1,6 +1,6 @@
 """`latscope coll compare`: collectives measured against their LogGP and PLogP predictions.
 
-  latscope coll compare [--np 2] [--ops LIST] [--sizes LIST] [--keep DIR] [--json]
+  latscope coll compare [--np 2 | --net | --launcher LINE] [--ops LIST] [--sizes LIST] [--keep DIR] [--json]
       one launch (latscope-bench seq): LogP, every registry algorithm of every op (`max` timing),
       LogP again; the predictions from the two LogP runs fitted together (LogGP and PLogP).
   latscope coll compare --params P.json [--params Q.json] FILES...
@@ -28,12 +28,12 @@ def add_parser(sub: Any) -> None:
     c.add_argument("files", nargs="*", help="results files of latscope-bench coll (with --params); none: measure")
     c.add_argument("--params", action="append", default=[],
                    help="parameters to predict from (latscope fit logp --json / --plogp-json); repeatable")
-    c.add_argument("--np", type=int, default=2, help="ranks of the measuring launch (default 2)")
     c.add_argument("--ops", default=",".join(OPS_ALL), help=f"ops to measure (default {','.join(OPS_ALL)})")
     c.add_argument("--sizes", default=None, help="message sizes (default 8,1K,16K)")
     c.add_argument("--budget", default="0.2", help="seconds per point, passed to latscope-bench (default 0.2)")
     c.add_argument("--keep", help="keep the launch's results files in this directory")
-    c.add_argument("--timeout", type=float, default=600.0, help="kill the launch after this many seconds (default 600)")
+    from latscope.run import add_launcher_args
+    add_launcher_args(c)
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -47,7 +47,8 @@ def main(args: argparse.Namespace) -> int:
     bad = [o for o in ops if o not in OPS_ALL]
     if bad or not ops:
         return _fail(f"--ops {args.ops!r}: use a list of {', '.join(OPS_ALL)}")
-    if args.np < 2 or args.np > 64:
+    np_ = args.np if (args.np is not None or args.launcher) else 2
+    if np_ is not None and not 2 <= np_ <= 64:
         return _fail(f"--np {args.np}: must be 2..64 ranks")
     try:
         budget = float(args.budget)
@@ -92,9 +93,10 @@ def main(args: argparse.Namespace) -> int:
                 out.mkdir(parents=True, exist_ok=True)
             try:
                 bargs, m = C.bench_args(ops, sizes, ["--budget", str(budget)], "0,64,1K,16K,64K", out)
-                print(f"latscope coll: np {args.np}: logp, {', '.join(ops)}, logp in one launch", file=sys.stderr,
+                print(f"latscope coll: np {np_ or 'of ' + repr(args.launcher)}: logp, {', '.join(ops)}, logp in one launch", file=sys.stderr,
                       flush=True)
-                cp = run_program("latscope-bench", bargs, args.np, timeout=args.timeout)
+                cp = run_program("latscope-bench", bargs, np_, args.launcher, args.hostfile,
+                                 timeout=args.timeout or 600.0, oversubscribe=args.oversubscribe)
                 if cp.returncode != 0:
                     print(f"latscope coll: error: latscope-bench failed (exit {cp.returncode})", file=sys.stderr)
                     return 3

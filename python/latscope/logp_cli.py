@@ -32,6 +32,12 @@ def _ci(e: logp.Estimate) -> str:
     return f"{fmt_time(e.value_s)} [{fmt_time(e.ci_lo_s)}, {fmt_time(e.ci_hi_s)}]"
 
 
+def _latency(L_s: float) -> str:
+    """A row's L = RTT/2 - o_s - o_r: below zero the overheads measured alone exceed the half
+    round trip (they overlap in it, e.g. a large send's copy), so L is not resolved at that size."""
+    return fmt_time(L_s) if L_s >= 0 else "none (< 0)"
+
+
 def print_fit(f: logp.LogPFit, out: Any = None) -> None:
     from latscope import logp
     out = out if out is not None else sys.stdout   # looked up at call time (redirected streams)
@@ -39,7 +45,7 @@ def print_fit(f: logp.LogPFit, out: Any = None) -> None:
     print(f"{'size':>9}  {'o_s':>28}  {'o_r':>28}  {'g':>28}  {'RTT/2':>10}  {'L=RTT/2-o_s-o_r':>16}", file=out)
     for r in f.rows:
         print(f"{fmt_size(r.size_bytes):>9}  {_ci(r.o_s):>28}  {_ci(r.o_r):>28}  {_ci(r.g):>28}  "
-              f"{fmt_time(r.rtt.value_s / 2):>10}  {fmt_time(r.L_s):>16}", file=out)
+              f"{fmt_time(r.rtt.value_s / 2):>10}  {_latency(r.L_s):>16}", file=out)
     if any(r.stream for r in f.rows):
         print(f"streams (per message, back to back): {'size':>9}  {'g_nb (Isend train)':>20}  "
               f"{'g_r (receive train)':>20}  {'RTT (ping-pong train)':>22}", file=out)

@@ -1,8 +1,6 @@
-"""How latscope finds its extensions, the one way for both kinds: the modules of a package
-directory whose names end in a suffix, sorted by name, imported by name. A command is a module
-python/latscope/<name>_cli.py (latscope.commands: the Command protocol); a report part is a
-module in python/latscope/parts/ (latscope.parts: the Part record). Adding either is adding one
-file (docs/architecture.md, "Python: CLI, analysis, report"). Leaf module."""
+"""How latscope finds its report parts: the modules of a package directory whose names end in a
+suffix, sorted by name, imported by name (python/latscope/parts/: the Part record). Commands are
+not found this way: they are rows of latscope/commands.py's table. Leaf module."""
 from __future__ import annotations
 
 import pkgutil

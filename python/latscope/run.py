@@ -28,15 +28,32 @@ class LaunchError(RuntimeError):
 
 
 def add_launcher_args(p: argparse.ArgumentParser) -> None:
-    """The options of every command that starts ranks (`latscope bench`, `latscope characterize`)."""
+    """The options of every command that starts ranks (`latscope bench`, `latscope characterize`,
+    `latscope tune`, `latscope barrier bench`, `latscope coll compare`); --net is turned into a
+    launcher line before the command runs (apply_net)."""
     g = p.add_argument_group("launching")
     g.add_argument("--np", type=int, default=None, help="ranks on this machine (default: 2)")
     g.add_argument("--launcher", help="your own launcher line, e.g. 'srun -N 4 -n 64' (replaces mpiexec -n)")
     g.add_argument("--hostfile", help="hostfile for mpiexec")
+    g.add_argument("--net", action="store_true",
+                   help="ranks on the kept emulated Ethernet cluster ('latscope cluster up'), one per node, "
+                        "MPI over TCP (docs/network.md); --np: 1..nodes, default every node")
     g.add_argument("--timeout", type=timeout_seconds, default=None,
                    help="end the whole job after this many seconds (exit status 124; finished points kept)")
     g.add_argument("--oversubscribe", action="store_true",
                    help=f"allow --np beyond {OVERSUBSCRIBE_FACTOR} x the cores here (refused otherwise)")
+
+
+def apply_net(args: argparse.Namespace) -> None:
+    """--net: the command's ranks on the kept cluster, as a launcher line (latscope.net.launch);
+    ValueError (exit 2) without a kept cluster, as non-root, or beside --launcher/--hostfile."""
+    if not getattr(args, "net", False) or not hasattr(args, "launcher"):
+        return
+    for opt in ("launcher", "hostfile"):
+        if getattr(args, opt, None):
+            raise ValueError(f"--net and --{opt} {getattr(args, opt)!r}: give one (--net is a launcher line of its own)")
+    from latscope.net.launch import launcher_line
+    args.launcher = launcher_line(args.np)
 
 
 # More ranks than this many per core is a mistake rather than a measurement: each waits a

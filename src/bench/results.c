@@ -172,6 +172,10 @@ int lts_results_write_meta(FILE *f, MPI_Comm comm, const lts_run_info_t *in) {
     lts_json_int(&j, "cpus_available", mine.cpus_available);
     lts_json_obj_end(&j);
     job_json(&j);
+    /* the emulated Ethernet cluster the ranks run on (latscope --net: docs/network.md), as the
+     * launcher line described it to the ranks; null elsewhere */
+    const char *net = getenv("LATSCOPE_NET_CLUSTER");
+    lts_json_str(&j, "emulated_network", net && *net ? net : NULL);
     if (extra_fn) extra_fn(&j, 1, extra_ud);
     free(all);
     return record_end(&j, f);

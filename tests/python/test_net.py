@@ -158,6 +158,62 @@ def test_cluster_launch_places_mpi_ranks_on_nodes(tmp_path: Path) -> None:
 
 
 @needs_cluster
+def test_net_option_places_every_command_on_the_kept_cluster(tmp_path: Path) -> None:
+    """--net on bench, barrier bench, bench logp (for fit logp), coll compare, budget and study run:
+    the ranks on the kept cluster's nodes (MPI over TCP), the cluster recorded with the results;
+    misuse refused in one line, exit 2, before anything starts."""
+    gone = cli(["bench", "p2p", "--net", "--sizes", "8", "-o", str(tmp_path / "none.jsonl")])
+    assert gone.returncode == 2 and "no kept cluster" in gone.stderr and "Traceback" not in gone.stderr
+    up = cli(["cluster", "up", "--nodes", "2", "--rate", "1gbit"])
+    try:
+        assert up.returncode == 0, up.stderr
+        p = tmp_path / "p.jsonl"
+        r = cli(["bench", "p2p", "--net", "--sizes", "8", "--max-reps", "300", "-o", str(p)])
+        assert r.returncode == 0, r.stderr
+        meta = json.loads(p.read_text().splitlines()[0])
+        assert meta["emulated_network"].startswith("2 nodes") and "rate 1gbit" in meta["emulated_network"]
+        b = tmp_path / "b.jsonl"
+        r = cli(["barrier", "bench", "--net", "--alg", "linear", "--reps", "20", "-o", str(b)])
+        assert r.returncode == 0, r.stderr
+        assert json.loads(b.read_text().splitlines()[0])["emulated_network"] is not None
+        lp = tmp_path / "lp.jsonl"
+        r = cli(["bench", "logp", "--net", "--sizes", "0,1K", "--budget", "0.1", "-o", str(lp)])
+        assert r.returncode == 0, r.stderr
+        r = cli(["fit", "logp", str(lp), "--json", str(tmp_path / "lp.json")])
+        assert r.returncode == 0, r.stderr
+        r = cli(["coll", "compare", "--net", "--ops", "bcast", "--sizes", "8", "--budget", "0.05"])
+        assert r.returncode == 0, r.stderr
+        assert "bcast" in r.stdout
+        r = cli(["budget", "--net", "--rungs", "udp-poll,udp-veth-poll", "--runs", "1", "--quick", "--json"])
+        assert r.returncode == 0, r.stderr
+        bmeta = json.loads(r.stdout.splitlines()[0])
+        assert "rate 1gbit" in bmeta["emulated_network"]
+        plan = tmp_path / "plan.toml"
+        plan.write_text('repetitions = 1\nseed = 1\nnp = 2\ntimeout_s = 60\n[tables]\nnone = "none"\n'
+                        '[apps.cg]\nargs = ["--class", "S"]\n')
+        r = cli(["study", "run", str(plan), "--net", "-o", str(tmp_path / "st")])
+        assert r.returncode == 0, r.stderr
+        runs = [json.loads(x) for x in (tmp_path / "st" / "runs.jsonl").read_text().splitlines()]
+        assert runs[0]["cluster"]["rate"] == "1gbit"
+        assert [x["status"] for x in runs[1:]] == ["ok"] and "latscope.net.launch --np 2" in runs[1]["command"]
+        plan.write_text(plan.read_text().replace("np = 2", "np = 3"))
+        for args, needle in ((["study", "run", str(plan), "--net", "-o", str(tmp_path / "st3")], "np 3: must be in 1..2"),
+                             (["bench", "p2p", "--net", "--np", "3", "--sizes", "8"], "--np 3: must be in 1..2"),
+                             (["bench", "p2p", "--net", "--launcher", "mpiexec -n 2", "--sizes", "8"],
+                              "--net and --launcher"),
+                             (["barrier", "bench", "--net", "--hostfile", "h", "--reps", "2"], "--net and --hostfile")):
+            bad = cli(args)
+            assert bad.returncode == 2 and needle in bad.stderr, (args, bad.stderr)
+            assert len(bad.stderr.strip().splitlines()) == 1, (args, bad.stderr)
+        assert not (tmp_path / "st3").exists()
+    finally:
+        cli(["cluster", "down"])
+    assert not any(C.owner(n) == C.KEEP for n in C.list_namespaces())
+    left = subprocess.run(["pgrep", "-f", "ltsnet-keep"], capture_output=True, text=True).stdout.split()
+    assert not left
+
+
+@needs_cluster
 @pytest.mark.parametrize("p", range(1, 9))
 def test_every_row_is_a_barrier(tmp_path: Path, p: int) -> None:
     """Random arrival delays; for every repetition the last arrival precedes the first departure

@@ -1,21 +1,25 @@
-"""The one extension mechanism (latscope/plugins.py): commands are the
-latscope/*_cli.py modules, each a Command, a group's members under their group; report parts are
-the latscope/parts modules, each read into a Part, in ORDER."""
+"""The extension mechanisms: commands are the rows of latscope/commands.py's table, each naming a
+module that is a Command, a group's members under their group, and only the command being run
+imported; report parts are the latscope/parts modules, each read into a Part, in ORDER."""
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
+import sys
 import types
+from pathlib import Path
 
 import pytest
 
 from latscope import cli, commands, parts
 
 
-def test_every_command_module_is_a_command_and_groups_hold_their_members() -> None:
-    names = commands.module_names()
-    assert "latscope.bench_cli" in names and "latscope.logp_cli" in names
-    for n in names:
-        assert isinstance(commands.load(n), commands.Command), n
+def test_every_row_is_a_command_and_groups_hold_their_members() -> None:
+    mods = {r.module for r in commands.ROWS}
+    assert "latscope.bench_cli" in mods and "latscope.logp_cli" in mods
+    for m in mods:
+        assert isinstance(commands.load(m), commands.Command), m
     ap = cli.build_parser()
     reg = ap.get_default("_commands")
     assert reg.owners[("fit", "logp")].__name__ == "latscope.logp_cli"
@@ -24,6 +28,37 @@ def test_every_command_module_is_a_command_and_groups_hold_their_members() -> No
     assert reg.find(ap.parse_args(["fit", "hockney", "x.jsonl"])).__name__ == "latscope.fit_cli"
     assert reg.find(ap.parse_args(["fit", "logp", "x.jsonl"])).__name__ == "latscope.logp_cli"
     assert reg.find(ap.parse_args(["results", "summary", "x"])).__name__ == "latscope.results_cli"
+
+
+def test_the_table_is_true_to_its_modules() -> None:
+    """Each top-level row's help line is the one its module gives its parser (what `latscope
+    --help` shows without importing it), each row's name is what its module adds, and every
+    command module of the package has a row."""
+    for row in commands.ROWS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        if row.group:
+            group = next(r for r in commands.ROWS if r.name == row.group and not r.group)
+            commands.load(group.module).add_parser(sub)
+            sub = commands._subparsers(sub.choices[row.group])
+        before = set(sub.choices)
+        commands.load(row.module).add_parser(sub)
+        added = set(sub.choices) - before
+        assert row.name in added, (row, added)
+        if not row.group:
+            shown = {a.dest: a.help for a in sub._choices_actions}
+            assert shown[row.name] == row.help, row
+    pkg = Path(commands.__file__).parent
+    modules = {f"latscope.{p.stem}" for p in pkg.glob("*_cli.py")}
+    assert modules == {r.module for r in commands.ROWS}
+
+
+def test_only_the_command_run_is_imported() -> None:
+    probe = ("import sys; from latscope import cli, commands; sys.argv = ['latscope'] + sys.argv[1:]\n"
+             "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+             "print(sorted(r.name for r in commands.ROWS if r.module in sys.modules), file=sys.stderr)")
+    for argv, want in ((["--help"], "[]"), (["fit", "--help"], "['fit', 'logp']"), (["tables", "--help"], "['tables']")):
+        cp = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60)
+        assert cp.stderr.strip().splitlines()[-1] == want, (argv, cp.stderr)
 
 
 def test_parts_are_read_in_order_with_defaults_for_what_a_module_leaves_out() -> None:

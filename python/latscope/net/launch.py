@@ -62,3 +62,86 @@ def net_args(cl: Cluster, opts: dict[str, Any], out: Path) -> list[str]:
             continue
         a += [f"--{k}"] if v is True else [f"--{k}", str(v)]
     return a
+
+
+# ---- ranks of any command on the kept cluster (`latscope cluster up`; --net) -------------------
+def kept_cluster() -> dict[str, Any]:
+    """The kept cluster's description; ValueError (one line, exit 2) when there is none or the
+    caller cannot use namespaces."""
+    from latscope.net import cluster as C
+    reason = C.skip_reason()
+    if reason:
+        raise ValueError(f"--net: the emulated cluster {reason}")
+    kept = C.status()["kept"]
+    if kept is None:
+        raise ValueError("--net: no kept cluster: make one first, e.g. 'latscope cluster up --nodes 2 --rate 1gbit'")
+    return dict(kept)
+
+
+def cluster_line(kept: dict[str, Any], np_: int, cmd: list[str]) -> tuple[list[str], dict[str, str]]:
+    """mpiexec with one `-n 1 ip netns exec NODE CMD` per rank (MPMD), and its environment: MPICH
+    over TCP on the nodes' first network (docs/network.md, "Your own commands on the cluster")."""
+    from latscope.run import mpiexec_path
+    line = [mpiexec_path()]
+    for i in range(np_):
+        line += ([":"] if i else []) + ["-n", "1", "ip", "netns", "exec", kept["namespaces"][i], *cmd]
+    env = dict(TCP_ENV)
+    env["FI_TCP_IFACE"] = kept["ifaces"][0]
+    env["LATSCOPE_NET_CLUSTER"] = describe(kept)
+    return line, env
+
+
+def describe(kept: dict[str, Any]) -> str:
+    """The cluster in one line, as results record it (metadata's emulated_network)."""
+    return (f"{kept['nodes']} nodes, {kept['networks']} network(s), rate {kept['rate'] or 'none'}, "
+            f"MTU {kept['mtu_bytes']}, loss {100 * float(kept['loss']):g} %")
+
+
+def check_np(kept: dict[str, Any], np_: int | None, opt: str = "--np") -> int:
+    """Ranks on the kept cluster: one per node, 1..nodes (default: every node)."""
+    n = int(kept["nodes"]) if np_ is None else np_
+    if not 1 <= n <= int(kept["nodes"]):
+        raise ValueError(f"{opt} {np_}: must be in 1..{kept['nodes']} (one rank per node of the kept cluster)")
+    return n
+
+
+def launcher_line(np_: int | None) -> str:
+    """--net as a launcher line: this module run as a program (`python -m latscope.net.launch --np N`),
+    which replaces itself with the MPMD mpiexec line; so every command that takes --launcher
+    places its ranks on the cluster with nothing else to change."""
+    import shlex
+    import sys
+    n = check_np(kept_cluster(), np_)
+    return shlex.join([sys.executable, "-m", "latscope.net.launch", "--np", str(n)])
+
+
+def exec_on_cluster(np_: int | None, cmd: list[str]) -> None:
+    """Replace this process with CMD's ranks on the kept cluster (ValueError: bad input)."""
+    import os
+    kept = kept_cluster()
+    if not cmd:
+        raise ValueError("no program given (latscope cluster launch [--np N] PROGRAM ARGS...)")
+    line, tcp = cluster_line(kept, check_np(kept, np_), cmd)
+    env = dict(os.environ)
+    env.update(tcp)
+    os.execvpe(line[0], line, env)
+
+
+def _main() -> int:
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="latscope cluster launch")
+    ap.add_argument("--np", type=int, default=None)
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    try:
+        exec_on_cluster(a.np, cmd)
+    except (ValueError, LaunchError) as e:
+        print(f"latscope cluster launch: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

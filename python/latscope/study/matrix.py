@@ -36,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--out", default="study-run",
                    help="output directory: runs.jsonl and the injector's logs (default study-run); "
                         "rerunning with the same directory resumes")
+    p.add_argument("--net", action="store_true",
+                   help="every run's ranks on the kept emulated Ethernet cluster ('latscope cluster up'), one per "
+                        "node, MPI over TCP (docs/network.md); each cell's np must fit its nodes")
 
 
 # ---------------------------------------------------------------- one run
@@ -144,12 +147,17 @@ def host_info() -> dict[str, Any]:
     return {"name": platform.node(), "cores": cores(), "loadavg_1m": load1}
 
 
-def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path) -> dict[str, Any]:
-    """Run one cell once and return its record (not yet written)."""
+def run_cell(plan: Plan, cell: Cell, attempt: int, out_dir: Path, net: bool = False) -> dict[str, Any]:
+    """Run one cell once and return its record (not yet written). net: on the kept cluster
+    (its launcher line; pinning is the nodes' business there)."""
     from latscope.inject import ENV_KEYS, InjectSettings
     from latscope.run import launch, program
 
-    ln = launch(cell.np, pin=plan.pin)
+    if net:
+        from latscope.net.launch import launcher_line
+        ln = launch(None, launcher_line(cell.np))
+    else:
+        ln = launch(cell.np, pin=plan.pin)
     prog = cell.app.program if "/" in cell.app.program else str(program(cell.app.program))
     app_cmd = [prog, *cell.app.args]
     nth = f".l{cell.launch}" if cell.launch else ""
@@ -266,7 +274,7 @@ def _drop_torn_tail(path: Path) -> None:
             f.truncate(keep)
 
 
-def _meta(plan: Plan) -> dict[str, Any]:
+def _meta(plan: Plan, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
     from latscope import __version__
 
     return {"type": "meta", "schema": SCHEMA, "tool": "latscope", "version": __version__,
@@ -279,6 +287,7 @@ def _meta(plan: Plan) -> dict[str, Any]:
                       "verify_text": a.spec.verify_text(), "env": dict(a.env),
                       "cwd": None if a.cwd is None else str(a.cwd)} for a in plan.apps],
             "host": host_info(), "command": shlex.join(sys.argv),
+            "cluster": None if cluster is None else {k: cluster.get(k) for k in ("nodes", "networks", "rate", "mtu_bytes", "loss")},
             "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
@@ -299,6 +308,13 @@ def run(args: argparse.Namespace) -> int:
                 program(a.program)
             except LaunchError as e:
                 raise StudyError(f"app '{a.name}': {e}") from None
+    net = bool(getattr(args, "net", False))
+    kept: dict[str, Any] | None = None
+    if net:   # every cell fits the kept cluster before the first run (ValueError: exit 2)
+        from latscope.net.launch import check_np, kept_cluster
+        kept = kept_cluster()
+        for n in sorted({c.np for block in plan.blocks() for c in block}):
+            check_np(kept, n, "np")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "runs.jsonl"
     meta, runs = read_runs(path)
@@ -315,7 +331,7 @@ def run(args: argparse.Namespace) -> int:
     _drop_torn_tail(path)
     with open(path, "a") as f:
         if meta is None:
-            append(f, _meta(plan))
+            append(f, _meta(plan, kept if net else None))
         try:
             # a failed run goes back in the queue, after every other run: a transient cause (another
             # process relinking a library, a burst of load) has passed by then, and the retry does
@@ -326,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
                 cell = queue[i]
                 i += 1
                 attempt = tries.get(cell.key, 0) + 1
-                rec = run_cell(plan, cell, attempt, out)
+                rec = run_cell(plan, cell, attempt, out, net)
                 append(f, rec)
                 tries[cell.key] = attempt
                 if rec["status"] == "ok" or attempt >= ATTEMPTS:
